@@ -1,0 +1,62 @@
+"""The two subprotocols: the same messages as msgpack in binary frames or JSON in text frames."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import msgpack
+
+from .errors import ProtocolError
+
+PROTOCOL_VERSION = 1
+MSGPACK = "hearts.v1.msgpack"
+JSON = "hearts.v1.json"
+SUBPROTOCOLS = (MSGPACK, JSON)
+MAX_FRAME_BYTES = 4096
+"""Largest frame a client may send; commands are small, so anything bigger is hostile."""
+
+
+class Codec:
+    """Encodes server messages and decodes client frames for one subprotocol."""
+
+    def __init__(self, name: str) -> None:
+        if name not in SUBPROTOCOLS:
+            raise ValueError(f"unknown subprotocol {name!r}")
+        self.name = name
+        self.binary = name == MSGPACK
+
+    def encode(self, message: dict[str, Any]) -> bytes | str:
+        if self.binary:
+            return msgpack.packb(message, use_bin_type=True)
+        return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+
+    def decode(self, frame: bytes | str) -> dict[str, Any]:
+        """A message map, or ProtocolError("malformed_frame") for anything else."""
+        try:
+            if self.binary:
+                if not isinstance(frame, bytes):
+                    raise ProtocolError("malformed_frame", "This subprotocol uses binary frames.")
+                # Bound what a hostile frame can make the unpacker allocate.
+                message = msgpack.unpackb(
+                    frame,
+                    raw=False,
+                    strict_map_key=True,
+                    max_buffer_size=MAX_FRAME_BYTES,
+                    max_str_len=MAX_FRAME_BYTES,
+                    max_bin_len=0,
+                    max_array_len=64,
+                    max_map_len=32,
+                    max_ext_len=0,
+                )
+            else:
+                if not isinstance(frame, str):
+                    raise ProtocolError("malformed_frame", "This subprotocol uses text frames.")
+                message = json.loads(frame)
+        except ProtocolError:
+            raise
+        except (ValueError, TypeError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError):
+            raise ProtocolError("malformed_frame") from None
+        if not isinstance(message, dict):
+            raise ProtocolError("malformed_frame", "A message must be a map.")
+        return message
