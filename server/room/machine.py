@@ -1,0 +1,657 @@
+"""The room state machine: ``step(state, command, now) -> (state, events)``, pure.
+
+No I/O and no clock of its own: ``now`` comes in with every command, every deadline is an
+absolute time in the state, and timer expiry is the ``Tick`` command. The server, the store and
+the scheduler drive it. A refused command raises ``RoomError`` and the input state is untouched
+(``step`` works on a copy).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from protocol.cards import card_name, names_of
+from protocol.shuffle import bot_secret
+from server.rules import Game, IllegalMove, Phase, deal_from_deck, mask_of, points_in
+
+from .dealing import deck_for, hand_context, server_secret
+from .game_view import DIRECTION_NAMES, names_of_seq
+from .state import RoomState, Seat
+
+ALL = -1
+"""Event audience: everyone in the room (seats and spectators). 0..3: that seat only."""
+
+MAX_SPECTATORS = 500
+SEAT_NAMES = ("North", "East", "South", "West")
+
+
+class RoomError(Exception):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    audience: int
+    type: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+# -- commands ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Join:
+    player: str
+    name: str
+    conn: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Leave:
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
+class Connect:
+    player: str
+    conn: str
+
+
+@dataclass(frozen=True, slots=True)
+class Disconnect:
+    player: str
+    conn: str
+
+
+@dataclass(frozen=True, slots=True)
+class FillBots:
+    player: str
+    level: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Start:
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
+class Rematch:
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
+class PassCards:
+    player: str
+    cards: int
+    lag: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class PlayCard:
+    player: str
+    card: int
+    lag: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class ChooseMoon:
+    player: str
+    choice: str
+    lag: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class CallRevoke:
+    player: str
+    accused: int
+
+
+@dataclass(frozen=True, slots=True)
+class Boot:
+    player: str
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class BotAct:
+    """A bot's decision, computed by the shell from the seat's view (bots are slow, steps not)."""
+
+    seat: int
+    action: str  # "pass" | "play" | "moon"
+    value: Any  # a card set, a card, or a moon choice
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    """Timers: deal the next hand, run out banks, auto-boot, replace silent seats."""
+
+
+@dataclass(frozen=True, slots=True)
+class SeatPlayers:
+    """Quick play: the matchmaker seats four entries (a player id and name, or a bot level)."""
+
+    seats: tuple[tuple[str | None, str, str | None], ...]  # (player, name, bot level)
+
+
+Command = (
+    Join
+    | Leave
+    | Connect
+    | Disconnect
+    | FillBots
+    | Start
+    | Rematch
+    | PassCards
+    | PlayCard
+    | ChooseMoon
+    | CallRevoke
+    | Boot
+    | BotAct
+    | Tick
+    | SeatPlayers
+)
+
+
+def step(state: RoomState, command: Command, now: float) -> tuple[RoomState, list[Event]]:
+    """Apply ``command`` at time ``now``: the next state and the events it caused, in order."""
+    run = _Step(clone(state), now)
+    run.apply(command)
+    run.state.seq += len(run.events)
+    return run.state, run.events
+
+
+def clone(state: RoomState) -> RoomState:
+    game = state.game
+    state.game = None
+    try:
+        other = copy.deepcopy(state)
+    finally:
+        state.game = game
+    other.game = game.copy() if game is not None else None
+    return other
+
+
+def next_deadline(state: RoomState) -> float | None:
+    """The soonest time at which a ``Tick`` (or a bot's move) has something to do."""
+    times: list[float] = []
+    if state.next_hand_at is not None:
+        times.append(state.next_hand_at)
+    clocks = state.options.clocks
+    live = state.options.pace == "live"
+    humans_present = _connected_humans(state)
+    for i, seat in enumerate(state.seats):
+        if seat is None:
+            continue
+        if seat.bot_due is not None:
+            times.append(seat.bot_due)
+        if seat.is_bot or not live:
+            continue
+        if seat.out_of_time_at is not None:
+            times.append(seat.out_of_time_at + clocks.boot_window)
+        elif seat.turn_since is not None:
+            times.append(seat.turn_since + _grace(state) + seat.bank + clocks.lag_cap)
+        if seat.away_since is not None and not (humans_present - {i}):
+            times.append(seat.away_since + clocks.reconnect)
+    return min(times) if times else None
+
+
+def deciding_seats(state: RoomState) -> list[int]:
+    game = state.game
+    if game is None or state.status != "playing":
+        return []
+    phase = game.phase
+    if phase is Phase.PASSING:
+        return [s for s in range(4) if not game.hand.passes[s]]  # type: ignore[union-attr]
+    if phase is Phase.PLAYING:
+        return [game.hand.turn]  # type: ignore[union-attr]
+    if phase is Phase.MOON_CHOICE:
+        return [game.moon_chooser]
+    return []
+
+
+def clock_of(state: RoomState, seat_index: int) -> dict[str, Any] | None:
+    """What a client needs to draw a seat's clock (absolute times on the server's clock)."""
+    seat = state.seats[seat_index]
+    if seat is None or seat.is_bot or seat.turn_since is None:
+        return None
+    grace = _grace(state)
+    return {
+        "seat": seat_index,
+        "since": seat.turn_since,
+        "grace_until": seat.turn_since + grace,
+        "bank": seat.bank,
+        "bank_out_at": seat.turn_since + grace + seat.bank,
+        "out_of_time_at": seat.out_of_time_at,
+    }
+
+
+def _grace(state: RoomState) -> float:
+    clocks = state.options.clocks
+    phase = state.game.phase if state.game is not None else None
+    return clocks.grace_play if phase is Phase.PLAYING else clocks.grace_pass
+
+
+def _connected_humans(state: RoomState) -> set[int]:
+    return {i for i, s in enumerate(state.seats) if s is not None and not s.is_bot and s.connected}
+
+
+class _Step:
+    def __init__(self, state: RoomState, now: float) -> None:
+        self.state = state
+        self.now = now
+        self.events: list[Event] = []
+
+    def emit(self, audience: int, kind: str, **data: Any) -> None:
+        self.events.append(Event(audience, kind, data))
+
+    def apply(self, command: Command) -> None:
+        handler = getattr(self, "_" + type(command).__name__)
+        handler(command)
+
+    # -- seating ---------------------------------------------------------------------------
+
+    def _Join(self, c: Join) -> None:
+        st = self.state
+        if st.seat_of(c.player) is not None or c.player in st.spectators:
+            return
+        if st.kind == "friends" and st.status == "open":
+            for i, seat in enumerate(st.seats):
+                if seat is None:
+                    st.seats[i] = Seat(name=c.name, player=c.player, original=c.player, conn=c.conn)
+                    self.emit(ALL, "seated", seat=i, name=c.name, bot=False)
+                    return
+        if len(st.spectators) >= MAX_SPECTATORS:
+            raise RoomError("room_full", "The room has as many watchers as it can take.")
+        st.spectators.append(c.player)
+        self.emit(ALL, "spectators", count=len(st.spectators))
+
+    def _SeatPlayers(self, c: SeatPlayers) -> None:
+        st = self.state
+        if st.status != "open" or any(st.seats):
+            raise RoomError("game_in_progress", "This table is already seated.")
+        for i, (player, name, level) in enumerate(c.seats):
+            if player is None:
+                st.seats[i] = Seat(name=name, bot=level, original=f"bot:{level}")
+            else:
+                st.seats[i] = Seat(
+                    name=name, player=player, original=player, connected=False, away_since=self.now
+                )
+            self.emit(ALL, "seated", seat=i, name=name, bot=player is None)
+        self._start_game()
+
+    def _Leave(self, c: Leave) -> None:
+        st = self.state
+        if c.player in st.spectators:
+            st.spectators.remove(c.player)
+            self.emit(ALL, "spectators", count=len(st.spectators))
+            return
+        i = self._seat(c.player)
+        if st.status == "playing":
+            self._replace(i, "left")
+        else:
+            st.seats[i] = None
+            self.emit(ALL, "seat_freed", seat=i)
+
+    def _Connect(self, c: Connect) -> None:
+        i = self.state.seat_of(c.player)
+        if i is None:
+            return
+        seat = self.state.seats[i]
+        assert seat is not None
+        seat.conn = c.conn
+        if not seat.connected:
+            seat.connected = True
+            seat.away_since = None
+            self.emit(ALL, "connection", seat=i, connected=True)
+
+    def _Disconnect(self, c: Disconnect) -> None:
+        i = self.state.seat_of(c.player)
+        if i is None:
+            if c.player in self.state.spectators:
+                self.state.spectators.remove(c.player)
+                self.emit(ALL, "spectators", count=len(self.state.spectators))
+            return
+        seat = self.state.seats[i]
+        assert seat is not None
+        # Only the connection that holds the seat can drop it: a reconnect elsewhere wins.
+        if seat.conn != c.conn or not seat.connected:
+            return
+        seat.connected = False
+        seat.away_since = self.now
+        self.emit(ALL, "connection", seat=i, connected=False)
+
+    def _FillBots(self, c: FillBots) -> None:
+        st = self.state
+        self._require_host(c.player)
+        if st.status != "open":
+            raise RoomError("game_in_progress", "Bots can only fill seats before the game.")
+        level = c.level or st.options.bot_level
+        for i, seat in enumerate(st.seats):
+            if seat is None:
+                name = f"{SEAT_NAMES[i]} Bot"
+                st.seats[i] = Seat(name=name, bot=level, original=f"bot:{level}")
+                self.emit(ALL, "seated", seat=i, name=name, bot=True, level=level)
+
+    def _Start(self, c: Start) -> None:
+        self._require_host(c.player)
+        if self.state.status != "open":
+            raise RoomError("game_in_progress", "The game has already started.")
+        if not all(self.state.seats):
+            raise RoomError("not_ready", "All four seats must be filled (add bots) to start.")
+        self._start_game()
+
+    def _Rematch(self, c: Rematch) -> None:
+        st = self.state
+        if st.kind == "friends":
+            self._require_host(c.player)
+        else:
+            self._seat(c.player)
+        if st.status != "finished":
+            raise RoomError("game_not_over", "A rematch can start once the game is over.")
+        for seat in st.seats:
+            assert seat is not None
+            seat.original = seat.player or f"bot:{seat.bot}"
+        st.departures = []
+        st.hand_log = []
+        st.rated_posted = False
+        self._start_game()
+
+    # -- moves -----------------------------------------------------------------------------
+
+    def _PassCards(self, c: PassCards) -> None:
+        self._move(self._seat(c.player), "pass", c.cards, c.lag)
+
+    def _PlayCard(self, c: PlayCard) -> None:
+        self._move(self._seat(c.player), "play", c.card, c.lag)
+
+    def _ChooseMoon(self, c: ChooseMoon) -> None:
+        self._move(self._seat(c.player), "moon", c.choice, c.lag)
+
+    def _CallRevoke(self, c: CallRevoke) -> None:
+        i = self._seat(c.player)
+        try:
+            guilty = self._game().call_revoke(i, c.accused)
+        except IllegalMove as e:
+            raise RoomError(e.code, e.message) from None
+        self.emit(ALL, "revoke_called", accuser=i, accused=c.accused, guilty=guilty)
+        self._after_move()
+
+    def _BotAct(self, c: BotAct) -> None:
+        seat = self.state.seats[c.seat]
+        if seat is None or not seat.is_bot or seat.bot_due is None or seat.bot_due > self.now:
+            raise RoomError("wrong_phase", "That bot has nothing to do now.")
+        if c.action not in ("pass", "play", "moon"):
+            raise RoomError("bad_field", f"Unknown bot action {c.action!r}.")
+        self._move(c.seat, c.action, c.value, 0.0)
+
+    def _move(self, i: int, action: str, value: Any, lag: float) -> None:
+        """A seat's decision: checked by the rules engine, charged to its clock, announced."""
+        game = self._game()
+        hand = game.hand
+        assert hand is not None
+        try:
+            if action == "pass":
+                done = game.pass_cards(i, value)
+            elif action == "play":
+                winner = game.play(i, value)
+            else:
+                game.choose_moon(i, value)
+        except IllegalMove as e:
+            raise RoomError(e.code, e.message) from None
+        self._charge(i, lag)
+        if action == "pass":
+            self.emit(ALL, "pass_chosen", seat=i)
+            self.emit(i, "passed", cards=names_of(value))
+            if done:  # all four have chosen: the cards changed hands
+                for s in range(4):
+                    self.emit(
+                        s,
+                        "received",
+                        cards=names_of(hand.received(s)),
+                        hand=names_of(hand.hands[s]),
+                    )
+        elif action == "play":
+            self.emit(ALL, "card_played", seat=i, card=card_name(value))
+            if winner >= 0:
+                t = hand.tricks[-1]
+                self.emit(
+                    ALL,
+                    "trick_won",
+                    seat=winner,
+                    leader=t[0],
+                    cards=names_of_seq(t[1:]),
+                    points=points_in(mask_of(t[1:])),
+                    number=len(hand.tricks),
+                )
+        else:
+            self.emit(ALL, "moon_chosen", seat=i, choice=value)
+        self._after_move()
+
+    def _Boot(self, c: Boot) -> None:
+        st = self.state
+        booter = self._seat(c.player)
+        target = st.seats[c.seat]
+        if st.status != "playing" or booter == c.seat or target is None or target.is_bot:
+            raise RoomError("not_bootable", "That seat cannot be booted.")
+        clocks = st.options.clocks
+        out = target.out_of_time_at is not None
+        gone = target.away_since is not None and self.now >= target.away_since + clocks.reconnect
+        if not (out or gone):
+            raise RoomError(
+                "not_bootable",
+                "A seat can be booted only when its time bank is out "
+                "or it has been disconnected past its reconnect grace.",
+            )
+        self._replace(c.seat, "booted", by=booter)
+
+    def _Tick(self, c: Tick) -> None:
+        st = self.state
+        now = self.now
+        if st.next_hand_at is not None and now >= st.next_hand_at:
+            st.next_hand_at = None
+            self._deal()
+        if st.status != "playing" or st.options.pace != "live":
+            return
+        clocks = st.options.clocks
+        grace = _grace(st)
+        for i, seat in enumerate(st.seats):
+            if seat is None or seat.is_bot:
+                continue
+            others = _connected_humans(st) - {i}
+            bank_out = (
+                seat.turn_since is not None
+                and now >= seat.turn_since + grace + seat.bank + clocks.lag_cap
+            )
+            if seat.out_of_time_at is None and bank_out:
+                seat.bank = 0.0
+                seat.out_of_time_at = now
+                if self._game().phase is Phase.MOON_CHOICE:
+                    # No answer picks others_26 (RULES.md); the seat is then out of time.
+                    self._game().choose_moon(i, "others_26")
+                    self.emit(ALL, "moon_chosen", seat=i, choice="others_26", timeout=True)
+                    self._after_move()
+                    continue
+                self.emit(ALL, "out_of_time", seat=i, auto_boot_at=now + clocks.boot_window)
+                if not seat.connected or not others:
+                    self._replace(i, "silent")
+                    continue
+            if seat.out_of_time_at is not None and now >= seat.out_of_time_at + clocks.boot_window:
+                self._replace(i, "silent")
+                continue
+            if (
+                seat.away_since is not None
+                and now >= seat.away_since + clocks.reconnect
+                and not others
+            ):
+                self._replace(i, "silent")
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _seat(self, player: str) -> int:
+        i = self.state.seat_of(player)
+        if i is None:
+            raise RoomError("not_seated", "Only a seated player can do that.")
+        return i
+
+    def _game(self) -> Game:
+        if self.state.game is None or self.state.status != "playing":
+            raise RoomError("wrong_phase", "No game is being played at this table.")
+        return self.state.game
+
+    def _require_host(self, player: str) -> None:
+        if self.state.host != player:
+            raise RoomError("not_host", "Only the host can do that.")
+
+    def _charge(self, i: int, lag: float) -> None:
+        """Bank used = time taken past the grace, less a small capped lag credit."""
+        seat = self.state.seats[i]
+        assert seat is not None
+        if seat.is_bot or seat.turn_since is None:
+            return
+        seat.out_of_time_at = None  # it answered: no longer bootable for this decision
+        credit = min(max(lag, 0.0), self.state.options.clocks.lag_cap)
+        used = self.now - seat.turn_since - _grace(self.state) - credit
+        if used > 0:
+            seat.bank = max(0.0, seat.bank - used)
+
+    def _start_game(self) -> None:
+        st = self.state
+        st.game_number += 1
+        st.game = Game(st.options.rules)
+        st.status = "playing"
+        st.hand_log = []
+        self.emit(
+            ALL, "game_started", game=st.game_id, number=st.game_number, options=st.options.public()
+        )
+        self._deal()
+
+    def _deal(self) -> None:
+        st = self.state
+        game = self._game()
+        number = game.hand_number + 1
+        ctx = hand_context(st.game_id, number)
+        secret = server_secret(st.seed, ctx)
+        # Until seats reveal their own secrets, the server stands in for every seat.
+        seat_secrets = [bot_secret(ctx, secret, j) for j in range(4)]
+        deck = deck_for(st.seed, st.game_id, number, seat_secrets)
+        hand = game.start_hand(deal_from_deck(deck))
+        for seat in st.seats:
+            assert seat is not None
+            seat.bank = st.options.clocks.bank
+            seat.out_of_time_at = None
+            seat.turn_since = None
+            seat.bot_due = None
+        self.emit(
+            ALL,
+            "hand_started",
+            number=number,
+            pass_direction=DIRECTION_NAMES[hand.direction],
+            scores=game.scores.copy(),
+        )
+        for s in range(4):
+            self.emit(s, "dealt", cards=names_of(hand.hands[s]))
+        self._update_turns()
+
+    def _after_move(self) -> None:
+        st = self.state
+        game = self._game()
+        if game.phase is Phase.DEAL or game.phase is Phase.OVER:
+            hand = game.hand
+            assert hand is not None
+            points = game.history[-1]
+            entry = {
+                "hand": game.hand_number,
+                "points": points,
+                "scores": game.scores.copy(),
+                "shooter": hand.shooter(),
+                "pass_direction": DIRECTION_NAMES[hand.direction],
+                "tricks": [[t[0], *names_of_seq(t[1:])] for t in hand.tricks],
+                "revoke_call": list(hand.revoke_call) if hand.revoke_call else None,
+            }
+            st.hand_log.append(entry)
+            self.emit(ALL, "hand_over", **entry)
+            for seat in st.seats:
+                assert seat is not None
+                seat.turn_since = None
+                seat.bot_due = None
+            if game.phase is Phase.OVER:
+                st.status = "finished"
+                self.emit(
+                    ALL,
+                    "game_over",
+                    scores=game.scores.copy(),
+                    winners=game.winners.copy(),
+                    departures=st.departures.copy(),
+                )
+                return
+            delay = st.options.clocks.between_hands
+            if delay > 0:
+                st.next_hand_at = self.now + delay
+            else:
+                self._deal()
+            return
+        self._update_turns()
+
+    def _update_turns(self) -> None:
+        """Start the clock (or the bot) of every seat that now has a decision to make."""
+        st = self.state
+        deciding = set(deciding_seats(st))
+        think = st.options.clocks.bot_think
+        game = st.game
+        for i, seat in enumerate(st.seats):
+            assert seat is not None
+            if i not in deciding:
+                seat.turn_since = None
+                seat.bot_due = None
+                continue
+            if seat.turn_since is not None or seat.bot_due is not None:
+                continue  # still on the same decision (the pass: each seat on its own clock)
+            if seat.is_bot:
+                seat.bot_due = self.now + think
+            else:
+                seat.turn_since = self.now
+            assert game is not None
+            prompt: dict[str, Any] = {
+                "seat": i,
+                "phase": game.phase.value,
+                "clock": clock_of(st, i),
+            }
+            self.emit(ALL, "turn", **prompt)
+            if game.phase is Phase.PLAYING:
+                self.emit(i, "your_turn", legal=names_of(game.legal_plays(i)), **prompt)
+            elif game.phase is Phase.PASSING:
+                self.emit(i, "your_turn", legal=names_of(game.hand.hands[i]), **prompt)  # type: ignore[union-attr]
+            else:
+                self.emit(
+                    i, "your_turn", legal=[], choices=["others_26", "shooter_minus_26"], **prompt
+                )
+
+    def _replace(self, i: int, reason: str, by: int | None = None) -> None:
+        """A bot takes the seat at once and plays it to the end; the player never returns."""
+        st = self.state
+        seat = st.seats[i]
+        assert seat is not None and seat.player is not None
+        st.departures.append(
+            {
+                "seat": i,
+                "player": seat.player,
+                "reason": reason,
+                "at": self.now,
+                "hand": st.game.hand_number if st.game else 0,
+            }
+        )
+        level = st.options.bot_level
+        st.seats[i] = Seat(
+            name=f"{seat.name} (bot)",
+            bot=level,
+            original=seat.original,
+            bank=seat.bank,
+        )
+        self.emit(ALL, "replaced", seat=i, reason=reason, by=by, name=st.seats[i].name, level=level)  # type: ignore[union-attr]
+        if i in deciding_seats(st):
+            st.seats[i].bot_due = self.now + st.options.clocks.bot_think  # type: ignore[union-attr]

@@ -1,0 +1,200 @@
+"""The room's whole state: a plain value the store keeps as msgpack bytes.
+
+Everything a node needs to continue a room lives here (seats, options, the game, clocks as
+absolute deadlines, who is a bot, who is connected, the event counter), so any node can take any
+step of any room, and a node that dies loses nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import msgpack
+
+from server.rules import Game, Moon, Revokes, Rules, Tie
+
+BOT_DEFAULT_LEVEL = "strong"
+PACES = ("live", "correspondence")
+
+
+@dataclass(frozen=True, slots=True)
+class Clocks:
+    """Per-table clock settings in seconds (DESIGN.md "Clocks, leaving, bots")."""
+
+    grace_play: float = 5.0
+    grace_pass: float = 10.0
+    bank: float = 30.0
+    reconnect: float = 30.0
+    boot_window: float = 15.0
+    lag_cap: float = 1.0
+    bot_think: float = 0.8
+    between_hands: float = 2.0
+    correspondence_wait: float = 48 * 3600.0
+
+
+@dataclass(frozen=True, slots=True)
+class TableOptions:
+    rules: Rules = field(default_factory=Rules)
+    pace: str = "live"
+    hints: bool = True
+    rated: bool = False
+    bot_level: str = BOT_DEFAULT_LEVEL
+    clocks: Clocks = field(default_factory=Clocks)
+
+    def to_value(self) -> dict[str, Any]:
+        return {
+            "rules": self.rules.to_value(),
+            "pace": self.pace,
+            "hints": self.hints,
+            "rated": self.rated,
+            "bot_level": self.bot_level,
+            "clocks": asdict(self.clocks),
+        }
+
+    @classmethod
+    def from_value(cls, v: dict[str, Any]) -> TableOptions:
+        return cls(
+            rules=Rules.from_value(v["rules"]),
+            pace=v["pace"],
+            hints=v["hints"],
+            rated=v["rated"],
+            bot_level=v["bot_level"],
+            clocks=Clocks(**v["clocks"]),
+        )
+
+    def public(self) -> dict[str, Any]:
+        """What every client is shown about the table's options."""
+        return {
+            "target": self.rules.target,
+            "moon": self.rules.moon.value,
+            "revokes": self.rules.revokes.value,
+            "tie": self.rules.tie.value,
+            "pace": self.pace,
+            "hints": self.hints and not self.rated,
+            "rated": self.rated,
+            "clocks": asdict(self.clocks),
+        }
+
+
+def parse_options(raw: dict[str, Any], *, clocks: Clocks, kind: str) -> TableOptions:
+    """Options from a client's room request; ValueError names the bad one."""
+    allowed = {"target", "moon", "revokes", "tie", "pace", "hints"}
+    unknown = set(raw) - allowed
+    if unknown:
+        raise ValueError(f"unknown option {sorted(unknown)[0]!r}")
+    target = raw.get("target", 100 if kind == "friends" else 50)
+    if type(target) is not int or target not in (50, 100):
+        raise ValueError("target must be 50 or 100")
+    try:
+        rules = Rules(
+            target,
+            Moon(raw.get("moon", "others_26")),
+            Revokes(raw.get("revokes", "blocked")),
+            Tie(raw.get("tie", "share")),
+        )
+    except ValueError as e:
+        raise ValueError(f"bad option: {e}") from None
+    pace = raw.get("pace", "live")
+    if pace not in PACES:
+        raise ValueError("pace must be live or correspondence")
+    hints = raw.get("hints", True)
+    if not isinstance(hints, bool):
+        raise ValueError("hints must be true or false")
+    return TableOptions(rules=rules, pace=pace, hints=hints, clocks=clocks)
+
+
+@dataclass(slots=True)
+class Seat:
+    """Who plays a seat now, and that seat's clock."""
+
+    name: str
+    player: str | None = None  # the human playing it; None while a bot plays it
+    bot: str | None = None  # the bot level playing it
+    original: str | None = None  # who sat down at the deal (a player id or "bot:<level>")
+    connected: bool = True
+    away_since: float | None = None  # when the player's last connection dropped
+    bank: float = 0.0  # time bank left this hand
+    turn_since: float | None = None  # when this seat's current decision started
+    out_of_time_at: float | None = None  # when its bank ran out (bootable from then)
+    bot_due: float | None = None  # when the bot playing it acts next
+    conn: str = ""  # the connection that holds the seat (a later reconnect replaces it)
+
+    @property
+    def is_bot(self) -> bool:
+        return self.bot is not None
+
+
+@dataclass(slots=True)
+class RoomState:
+    id: str
+    kind: str  # "friends" | "quick"
+    host: str | None
+    options: TableOptions
+    seed: bytes  # the room's secret; each hand's server shuffle secret is derived from it
+    created: float
+    seats: list[Seat | None] = field(default_factory=lambda: [None, None, None, None])
+    spectators: list[str] = field(default_factory=list)
+    status: str = "open"  # open → playing → finished (→ playing again on a rematch)
+    game: Game | None = None
+    game_number: int = 0
+    seq: int = 0
+    next_hand_at: float | None = None
+    departures: list[dict[str, Any]] = field(default_factory=list)
+    hand_log: list[dict[str, Any]] = field(default_factory=list)  # finished hands of this game
+    rated_posted: bool = False
+
+    def seat_of(self, player: str) -> int | None:
+        for i, seat in enumerate(self.seats):
+            if seat is not None and seat.player == player:
+                return i
+        return None
+
+    @property
+    def game_id(self) -> str:
+        return f"{self.id}.{self.game_number}"
+
+    # -- storage ---------------------------------------------------------------------------
+
+    def to_bytes(self) -> bytes:
+        value = {
+            "id": self.id,
+            "kind": self.kind,
+            "host": self.host,
+            "options": self.options.to_value(),
+            "seed": self.seed,
+            "created": self.created,
+            "seats": [None if s is None else asdict(s) for s in self.seats],
+            "spectators": self.spectators,
+            "status": self.status,
+            "game": self.game.to_value() if self.game is not None else None,
+            "game_number": self.game_number,
+            "seq": self.seq,
+            "next_hand_at": self.next_hand_at,
+            "departures": self.departures,
+            "hand_log": self.hand_log,
+            "rated_posted": self.rated_posted,
+        }
+        return msgpack.packb(value, use_bin_type=True)
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> RoomState:
+        v = msgpack.unpackb(data, raw=False)
+        return cls(
+            id=v["id"],
+            kind=v["kind"],
+            host=v["host"],
+            options=TableOptions.from_value(v["options"]),
+            seed=v["seed"],
+            created=v["created"],
+            seats=[None if s is None else Seat(**s) for s in v["seats"]],
+            spectators=v["spectators"],
+            status=v["status"],
+            game=Game.from_value(v["game"]) if v["game"] is not None else None,
+            game_number=v["game_number"],
+            seq=v["seq"],
+            next_hand_at=v["next_hand_at"],
+            departures=v["departures"],
+            hand_log=v["hand_log"],
+            rated_posted=v["rated_posted"],
+        )

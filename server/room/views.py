@@ -1,0 +1,64 @@
+"""``room_view(state, seat)``: the only way a room's state leaves the server.
+
+A seat sees its own cards; a spectator (``seat=None``) sees public facts only. Events go through
+the same audience rule (``visible``). Nobody ever sees another seat's cards or a shuffle secret.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .game_view import game_view
+from .machine import ALL, Event, clock_of, deciding_seats
+from .state import RoomState
+
+
+def visible(event_audience: int, seat: int | None) -> bool:
+    return event_audience == ALL or (seat is not None and event_audience == seat)
+
+
+def seats_view(state: RoomState) -> list[dict[str, Any] | None]:
+    out: list[dict[str, Any] | None] = []
+    for i, seat in enumerate(state.seats):
+        if seat is None:
+            out.append(None)
+            continue
+        out.append(
+            {
+                "seat": i,
+                "name": seat.name,
+                "bot": seat.is_bot,
+                "level": seat.bot,
+                "connected": seat.connected or seat.is_bot,
+                "out_of_time": seat.out_of_time_at is not None,
+                "clock": clock_of(state, i),
+            }
+        )
+    return out
+
+
+def room_view(state: RoomState, seat: int | None, player: str | None = None) -> dict[str, Any]:
+    view: dict[str, Any] = {
+        "room": state.id,
+        "kind": state.kind,
+        "status": state.status,
+        "seq": state.seq,
+        "you": seat,
+        "host": player is not None and player == state.host,
+        "options": state.options.public(),
+        "seats": seats_view(state),
+        "spectators": len(state.spectators),
+        "game_number": state.game_number,
+        "deciding": deciding_seats(state),
+        "next_hand_at": state.next_hand_at,
+        "departures": [{k: d[k] for k in ("seat", "reason", "hand")} for d in state.departures],
+        "hand_log": state.hand_log,
+    }
+    if state.game is not None:
+        view["game"] = game_view(state.game, seat)
+    return view
+
+
+def event_message(room: str, seq: int, event: Event) -> dict[str, Any]:
+    """An event as it goes on the wire (the audience stays on the server)."""
+    return {"type": "event", "room": room, "seq": seq, "event": event.type, **event.data}
