@@ -18,7 +18,7 @@ from server.rules import Game, IllegalMove, Phase, deal_from_deck, mask_of, poin
 
 from .dealing import deck_for, hand_context, server_secret
 from .game_view import DIRECTION_NAMES, names_of_seq
-from .state import RoomState, Seat
+from .state import RoomState, Seat, TableOptions
 
 ALL = -1
 """Event audience: everyone in the room (seats and spectators). 0..3: that seat only."""
@@ -655,3 +655,23 @@ class _Step:
         self.emit(ALL, "replaced", seat=i, reason=reason, by=by, name=st.seats[i].name, level=level)  # type: ignore[union-attr]
         if i in deciding_seats(st):
             st.seats[i].bot_due = self.now + st.options.clocks.bot_think  # type: ignore[union-attr]
+
+
+def new_room(
+    room_id: str,
+    *,
+    kind: str,
+    host: str | None,
+    host_name: str | None,
+    options: TableOptions,
+    seed: bytes,
+    now: float,
+) -> tuple[RoomState, list[Event]]:
+    """A friends' room with its host in seat 0, or an empty quick-play table."""
+    state = RoomState(id=room_id, kind=kind, host=host, options=options, seed=seed, created=now)
+    events = [Event(ALL, "room_opened", {"room": room_id, "options": options.public()})]
+    if host is not None and host_name is not None:
+        state.seats[0] = Seat(name=host_name, player=host, original=host)
+        events.append(Event(ALL, "seated", {"seat": 0, "name": host_name, "bot": False}))
+    state.seq = len(events)
+    return state, events

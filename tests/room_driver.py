@@ -1,0 +1,104 @@
+"""Driving a room through the pure state machine with injected time, as the server would."""
+
+from __future__ import annotations
+
+import random
+
+from protocol.cards import cards_in, mask_of_names
+from server.room.game_view import game_view
+from server.room.machine import (
+    BotAct,
+    Command,
+    Event,
+    Tick,
+    deciding_seats,
+    new_room,
+    next_deadline,
+    step,
+)
+from server.room.state import Clocks, RoomState, TableOptions
+from server.rules import Phase, Rules
+
+FAST = Clocks(bot_think=0.0, between_hands=0.0)
+
+
+class Driver:
+    def __init__(self, rules: Rules | None = None, clocks: Clocks = FAST, seed: int = 1) -> None:
+        self.now = 1000.0
+        self.rng = random.Random(seed)
+        opts = TableOptions(rules=rules or Rules(), clocks=clocks)
+        self.state, self.events = new_room(
+            "room1234",
+            kind="friends",
+            host="p0",
+            host_name="Ann",
+            options=opts,
+            seed=bytes(32),
+            now=self.now,
+        )
+
+    def do(self, command: Command) -> list[Event]:
+        before = self.state.to_bytes()
+        self.state, events = step(self.state, command, self.now)
+        assert before != self.state.to_bytes() or not events
+        self.events.extend(events)
+        return events
+
+    def bot_moves(self) -> None:
+        """Let every due bot act (a random legal choice from its own view)."""
+        progressed = True
+        while progressed:
+            progressed = False
+            st: RoomState = self.state
+            for i in deciding_seats(st):
+                seat = st.seats[i]
+                if (
+                    seat is None
+                    or not seat.is_bot
+                    or seat.bot_due is None
+                    or seat.bot_due > self.now
+                ):
+                    continue
+                view = game_view(st.game, i)
+                if view["phase"] == "passing":
+                    cards = self.rng.sample(view["hand"], 3)
+                    self.do(BotAct(i, "pass", mask_of_names(cards)))
+                elif view["phase"] == "playing":
+                    self.do(BotAct(i, "play", cards_in(mask_of_names(view["legal"]))[0]))
+                else:
+                    self.do(BotAct(i, "moon", "others_26"))
+                progressed = True
+                break
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+        self.do(Tick())
+
+    def run_deadlines(self) -> None:
+        """Jump to each next deadline and let it fire, until nothing is pending."""
+        while True:
+            self.bot_moves()
+            due = next_deadline(self.state)
+            if due is None or self.state.status != "playing":
+                return
+            if any(
+                self.state.seats[i] and not self.state.seats[i].is_bot
+                for i in deciding_seats(self.state)
+            ):
+                return  # a human must act
+            self.now = max(self.now, due)
+            self.do(Tick())
+
+    def human_play_lowest(self, player: str) -> None:
+        from server.room.machine import PassCards, PlayCard
+
+        i = self.state.seat_of(player)
+        view = game_view(self.state.game, i)
+        if view["phase"] == "passing" and not view["passed"]:
+            self.do(PassCards(player, mask_of_names(view["hand"][:3])))
+        elif view["phase"] == "playing" and view["turn"] == i:
+            self.do(PlayCard(player, cards_in(mask_of_names(view["legal"]))[0]))
+
+    @property
+    def phase(self) -> Phase | None:
+        return self.state.game.phase if self.state.game else None

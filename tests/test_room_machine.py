@@ -1,0 +1,295 @@
+"""The room state machine with injected time: seating, a whole game, audiences, clocks, booting."""
+
+from __future__ import annotations
+
+import pytest
+
+from protocol.cards import cards_in, mask_of_names, names_of
+from server.room.machine import (
+    ALL,
+    Boot,
+    Connect,
+    Disconnect,
+    FillBots,
+    Join,
+    Leave,
+    PassCards,
+    PlayCard,
+    Rematch,
+    RoomError,
+    Start,
+    Tick,
+    deciding_seats,
+    next_deadline,
+    step,
+)
+from server.room.state import Clocks, RoomState
+from server.room.views import room_view, visible
+from server.rules import Phase, Rules
+
+from .room_driver import Driver
+
+
+def seated_game(
+    humans: int = 1, clocks: Clocks | None = None, rules: Rules | None = None
+) -> Driver:
+    d = Driver(rules=rules, clocks=clocks or Clocks(bot_think=0.0, between_hands=0.0))
+    for k in range(1, humans):
+        d.do(Join(f"p{k}", f"Player {k}", conn=f"c{k}"))
+    d.do(Connect("p0", "c0"))
+    d.do(FillBots("p0"))
+    d.do(Start("p0"))
+    return d
+
+
+def test_first_three_to_open_the_link_sit_later_arrivals_watch() -> None:
+    d = Driver()
+    for k in range(1, 6):
+        d.do(Join(f"p{k}", f"P{k}"))
+    st = d.state
+    assert [s.player for s in st.seats] == ["p0", "p1", "p2", "p3"]
+    assert st.spectators == ["p4", "p5"]
+    d.do(Join("p1", "P1"))  # opening the link again changes nothing
+    assert st.spectators == ["p4", "p5"]
+
+
+def test_only_the_host_fills_bots_and_starts_and_only_when_full() -> None:
+    d = Driver()
+    d.do(Join("p1", "P1"))
+    with pytest.raises(RoomError) as e:
+        d.do(FillBots("p1"))
+    assert e.value.code == "not_host"
+    with pytest.raises(RoomError) as e:
+        d.do(Start("p0"))
+    assert e.value.code == "not_ready"
+    d.do(FillBots("p0"))
+    assert [s.is_bot for s in d.state.seats] == [False, False, True, True]
+    d.do(Start("p0"))
+    assert d.state.status == "playing" and d.phase is Phase.PASSING
+
+
+def test_one_human_and_three_bots_play_a_whole_game() -> None:
+    d = seated_game(humans=1)
+    while d.state.status == "playing":
+        d.run_deadlines()
+        if d.state.status == "playing":
+            d.human_play_lowest("p0")
+    game = d.state.game
+    assert d.state.status == "finished" and game.over
+    assert max(game.scores) >= 50
+    over = [e for e in d.events if e.type == "game_over"]
+    assert len(over) == 1 and over[0].data["winners"] == game.winners
+    assert [h["scores"] for h in d.state.hand_log][-1] == game.scores
+    # Sequence numbers count every event.
+    assert d.state.seq == len(d.events)
+
+
+def test_a_refused_command_changes_nothing() -> None:
+    d = seated_game(humans=2)
+    before = d.state.to_bytes()
+    for bad in [
+        PlayCard("p1", 0),
+        PlayCard("nobody", 0),
+        Boot("p1", 0),
+        Start("p0"),
+        Rematch("p0"),
+    ]:
+        with pytest.raises(RoomError):
+            step(d.state, bad, d.now)
+    assert d.state.to_bytes() == before
+
+
+def test_private_events_go_only_to_their_seat() -> None:
+    d = seated_game(humans=1)
+    dealt = [e for e in d.events if e.type == "dealt"]
+    assert sorted(e.audience for e in dealt) == [0, 1, 2, 3]
+    hands = {e.audience: set(e.data["cards"]) for e in dealt}
+    for seat in range(4):
+        seen = [e for e in d.events if visible(e.audience, seat)]
+        others = set().union(*(hands[s] for s in range(4) if s != seat))
+        for e in seen:
+            if e.type in ("dealt", "your_turn", "passed", "received"):
+                assert not others & set(e.data.get("cards", []) + e.data.get("legal", []))
+    spectator = [e for e in d.events if visible(e.audience, None)]
+    assert all(e.audience == ALL for e in spectator)
+    view = room_view(d.state, None)
+    assert "hand" not in view["game"] and "legal" not in view["game"]
+    assert room_view(d.state, 0)["game"]["hand"] == names_of(d.state.game.hand.hands[0])
+
+
+def test_state_round_trips_through_bytes() -> None:
+    d = seated_game(humans=2)
+    d.run_deadlines()
+    again = RoomState.from_bytes(d.state.to_bytes())
+    assert again.to_bytes() == d.state.to_bytes()
+    assert again.game == d.state.game
+
+
+# -- clocks --------------------------------------------------------------------------------
+
+CLOCKS = Clocks(
+    grace_play=5,
+    grace_pass=10,
+    bank=30,
+    reconnect=30,
+    boot_window=15,
+    lag_cap=1,
+    bot_think=0.0,
+    between_hands=0.0,
+)
+
+
+def to_human_turn(d: Driver, player: str) -> int:
+    seat = d.state.seat_of(player)
+    for _ in range(200):
+        d.run_deadlines()
+        if seat in deciding_seats(d.state):
+            return seat
+        for p in ("p0", "p1", "p2", "p3"):
+            if p != player and d.state.seat_of(p) in deciding_seats(d.state):
+                d.human_play_lowest(p)
+    raise AssertionError("never became the human's turn")
+
+
+def test_time_within_the_grace_is_not_charged_and_past_it_is_charged_exactly() -> None:
+    d = seated_game(humans=1, clocks=CLOCKS)
+    assert d.phase is Phase.PASSING
+    d.now += 9.5  # inside the 10 s pass grace
+    d.human_play_lowest("p0")
+    assert seat_bank(d, 0) == 30
+    to_human_turn(d, "p0")
+    d.now += 5 + 7  # 7 s past the play grace
+    view = d.state
+    legal = cards_in(mask_of_names(room_view(view, 0)["game"]["legal"]))
+    d.do(PlayCard("p0", legal[0], lag=0.4))
+    assert seat_bank(d, 0) == pytest.approx(30 - 7 + 0.4)
+
+
+def seat_bank(d: Driver, i: int) -> float:
+    return d.state.seats[i].bank
+
+
+def test_lag_credit_is_capped() -> None:
+    d = seated_game(humans=1, clocks=CLOCKS)
+    d.now += 10 + 4
+    view = room_view(d.state, 0)["game"]
+    d.do(PassCards("p0", mask_of_names(view["hand"][:3]), lag=9.0))
+    assert seat_bank(d, 0) == pytest.approx(30 - 4 + 1)
+
+
+def test_pass_clocks_run_for_every_seat_at_once() -> None:
+    d = seated_game(humans=3, clocks=CLOCKS)
+    d.run_deadlines()  # the bot passes
+    starts = {i: d.state.seats[i].turn_since for i in range(3)}
+    assert all(t == d.now for t in starts.values())
+    assert set(deciding_seats(d.state)) == {0, 1, 2}
+
+
+def test_bank_out_then_another_human_boots_and_a_bot_finishes() -> None:
+    d = seated_game(humans=2, clocks=CLOCKS)
+    d.do(Connect("p1", "c1"))
+    seat = to_human_turn(d, "p1")
+    with pytest.raises(RoomError) as e:
+        d.do(Boot("p0", seat))
+    assert e.value.code == "not_bootable"
+    d.now = next_deadline(d.state)  # grace + bank + lag cap
+    d.do(Tick())
+    assert d.state.seats[seat].out_of_time_at is not None
+    assert any(e.type == "out_of_time" for e in d.events)
+    with pytest.raises(RoomError):
+        d.do(Boot("p1", seat))  # not yourself
+    d.do(Boot("p0", seat))
+    assert d.state.seats[seat].is_bot
+    assert d.state.departures[-1]["reason"] == "booted"
+    with pytest.raises(RoomError) as e:
+        d.do(Boot("p0", seat))  # only once: it is a bot now
+    assert e.value.code == "not_bootable"
+    with pytest.raises(RoomError) as e:
+        d.do(PlayCard("p1", 0))  # the booted player cannot act for the seat again
+    assert e.value.code == "not_seated"
+
+
+def test_nobody_boots_within_the_window_then_the_server_does() -> None:
+    d = seated_game(humans=2, clocks=CLOCKS)
+    d.do(Connect("p1", "c1"))
+    seat = to_human_turn(d, "p1")
+    d.now = next_deadline(d.state)
+    d.do(Tick())
+    d.now += 14.9
+    d.do(Tick())
+    assert not d.state.seats[seat].is_bot
+    d.now += 0.2
+    d.do(Tick())
+    assert d.state.seats[seat].is_bot
+    assert d.state.departures[-1]["reason"] == "silent"
+
+
+def test_alone_with_bots_an_idle_player_is_replaced_when_the_bank_runs_out() -> None:
+    d = seated_game(humans=1, clocks=CLOCKS)
+    d.run_deadlines()  # the bots pass; the human does not
+    assert next_deadline(d.state) == 1000.0 + 10 + 30 + 1
+    d.now = next_deadline(d.state)
+    d.do(Tick())
+    assert d.state.seats[0].is_bot
+    d.run_deadlines()
+    assert d.state.status == "playing" or d.state.status == "finished"
+
+
+def test_leaving_puts_a_bot_in_at_once() -> None:
+    d = seated_game(humans=2, clocks=CLOCKS)
+    d.do(Leave("p1"))
+    assert d.state.seats[1].is_bot and d.state.departures[-1]["reason"] == "left"
+    assert d.state.seats[1].bot_due == d.now  # it was deciding its pass: the bot acts now
+
+
+def test_disconnected_past_reconnect_grace_can_be_booted_with_bank_left() -> None:
+    d = seated_game(humans=2, clocks=CLOCKS)
+    d.do(Connect("p1", "c1"))
+    d.do(Disconnect("p1", "c1"))
+    d.now += 29
+    with pytest.raises(RoomError):
+        d.do(Boot("p0", 1))
+    d.now += 1.5
+    d.do(Boot("p0", 1))
+    assert d.state.seats[1].is_bot
+
+
+def test_a_stale_disconnect_does_not_unseat_a_reconnected_player() -> None:
+    d = seated_game(humans=2, clocks=CLOCKS)
+    d.do(Connect("p1", "c1"))
+    d.do(Connect("p1", "c2"))  # reconnected on another node
+    d.do(Disconnect("p1", "c1"))
+    assert d.state.seats[1].connected
+
+
+def test_bank_resets_each_hand() -> None:
+    d = seated_game(humans=1, clocks=CLOCKS)
+    d.now += 10 + 20
+    d.human_play_lowest("p0")
+    assert seat_bank(d, 0) == pytest.approx(10)
+    while d.state.game.hand_number == 1:
+        d.run_deadlines()
+        d.human_play_lowest("p0")
+    assert seat_bank(d, 0) == 30
+
+
+def test_moon_choice_unanswered_picks_others_26() -> None:
+    from server.rules import Moon
+
+    from .test_rules import game_at_no_pass_hand, moon_deal, play_lowest
+
+    rules = Rules(moon=Moon.SHOOTER_CHOOSES)
+    d = seated_game(humans=1, clocks=CLOCKS, rules=rules)
+    game = game_at_no_pass_hand(rules)
+    game.start_hand(moon_deal())
+    play_lowest(game)  # seat 0, the human, took every point
+    assert game.phase is Phase.MOON_CHOICE
+    d.state.game = game
+    for seat in d.state.seats:
+        seat.turn_since = seat.bot_due = None
+    d.state.seats[0].turn_since = d.now
+    d.now += 10 + 30 + 1
+    d.do(Tick())
+    assert any(e.type == "moon_chosen" and e.data.get("timeout") for e in d.events)
+    assert d.state.game.history[-1] == [0, 26, 26, 26]
+    assert d.state.game.phase is not Phase.MOON_CHOICE
