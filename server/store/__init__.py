@@ -1,0 +1,52 @@
+"""Room stores: where rooms, their event logs and their deadlines live between steps.
+
+``open_store(url)`` picks the backend: no URL means the in-process memory store (one node,
+nothing else installed); a ``redis://``, ``rediss://`` or ``unix://`` URL means Redis.
+"""
+
+from __future__ import annotations
+
+from server.store.base import (
+    DEFAULT_MAX_LOG,
+    RoomStore,
+    Snapshot,
+    StoredEvent,
+    StoreError,
+    StoreUnavailable,
+    Subscriber,
+)
+from server.store.memory import MemoryRoomStore
+
+__all__ = [
+    "DEFAULT_MAX_LOG",
+    "MemoryRoomStore",
+    "RoomStore",
+    "Snapshot",
+    "StoreError",
+    "StoreUnavailable",
+    "StoredEvent",
+    "Subscriber",
+    "open_store",
+]
+
+_REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+
+
+def open_store(
+    url: str | None,
+    *,
+    prefix: str = "hearts",
+    max_log: int = DEFAULT_MAX_LOG,
+) -> RoomStore:
+    """The store for ``url``: None, "" or "memory://" → memory; a Redis URL → Redis.
+
+    Connecting is lazy, so this never blocks; call ``ping()`` to check readiness.
+    """
+    if not url or url == "memory://":
+        return MemoryRoomStore(max_log=max_log)
+    if url.startswith(_REDIS_SCHEMES):
+        # Imported here so the embedded mode never loads redis-py.
+        from server.store.redis_store import RedisRoomStore
+
+        return RedisRoomStore(url, prefix=prefix, max_log=max_log)
+    raise ValueError(f"unsupported store URL {url!r}: expected redis://… or nothing")

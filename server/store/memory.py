@@ -1,0 +1,244 @@
+"""The in-process room store: the embedded single-node default, with Redis's semantics.
+
+Every method does its reads and writes without awaiting in between, so under asyncio each call
+is atomic exactly like a Lua script in Redis. Nothing survives the process; that is the point of
+the embedded mode (one node, nothing else installed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import time
+from bisect import bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from server.store.base import (
+    DEFAULT_MAX_LOG,
+    RoomStore,
+    Snapshot,
+    StoredEvent,
+    Subscriber,
+    check_deadline,
+    check_events,
+    check_max_log,
+)
+
+
+@dataclass(slots=True)
+class _Room:
+    version: int
+    state: bytes
+    log: list[StoredEvent] = field(default_factory=list)
+    # Highest seq ever dropped from the log: a reader asking from below it has missed events.
+    trimmed_through: int = 0
+    last_seq: int = 0
+
+
+class MemorySubscriber(Subscriber):
+    """Receives a room's events from the store's commit, through an asyncio queue."""
+
+    def __init__(self, store: MemoryRoomStore) -> None:
+        self._store = store
+        self._rooms: set[str] = set()
+        self._queue: asyncio.Queue[tuple[str, StoredEvent] | None] = asyncio.Queue()
+        self._closed = False
+
+    async def add(self, room_id: str) -> None:
+        if self._closed:
+            raise RuntimeError("subscriber is closed")
+        self._rooms.add(room_id)
+        self._store._subscribers.setdefault(room_id, set()).add(self)
+
+    async def remove(self, room_id: str) -> None:
+        self._rooms.discard(room_id)
+        self._store._unsubscribe(room_id, self)
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for room_id in list(self._rooms):
+            self._store._unsubscribe(room_id, self)
+        self._rooms.clear()
+        self._store._open_subscribers.discard(self)
+        self._queue.put_nowait(None)
+
+    def _deliver(self, room_id: str, events: Sequence[StoredEvent]) -> None:
+        for event in events:
+            self._queue.put_nowait((room_id, event))
+
+    async def __anext__(self) -> tuple[str, StoredEvent]:
+        while True:
+            item = await self._queue.get()
+            if item is None:
+                self._queue.put_nowait(None)  # later calls end too
+                raise StopAsyncIteration
+            if item[0] in self._rooms:  # drop what was queued before remove()
+                return item
+
+
+class MemoryRoomStore(RoomStore):
+    """Rooms in dicts, deadlines in a lazily cleaned heap, fan-out through asyncio queues."""
+
+    def __init__(self, *, max_log: int = DEFAULT_MAX_LOG) -> None:
+        self.max_log = check_max_log(max_log)
+        self._rooms: dict[str, _Room] = {}
+        self._deadlines: dict[str, float] = {}
+        # (deadline, room_id) entries; an entry whose deadline no longer matches
+        # self._deadlines is stale and skipped, which keeps set/clear O(log n).
+        self._heap: list[tuple[float, str]] = []
+        self._subscribers: dict[str, set[MemorySubscriber]] = {}
+        self._open_subscribers: set[MemorySubscriber] = set()
+        self._heartbeat: float | None = None
+        self._leases: dict[str, tuple[str, float]] = {}
+        self._closed = False
+
+    async def now(self) -> float:
+        return time.time()
+
+    async def create_room(
+        self,
+        room_id: str,
+        state: bytes,
+        events: Sequence[StoredEvent],
+        deadline: float | None,
+    ) -> bool:
+        check_events(events)
+        check_deadline(deadline)
+        if room_id in self._rooms:
+            return False
+        room = _Room(version=1, state=state)
+        self._rooms[room_id] = room
+        self._apply(room_id, room, events, deadline)
+        return True
+
+    async def load_room(self, room_id: str) -> Snapshot | None:
+        room = self._rooms.get(room_id)
+        return None if room is None else Snapshot(room.version, room.state)
+
+    async def commit(
+        self,
+        room_id: str,
+        expected_version: int,
+        state: bytes,
+        events: Sequence[StoredEvent],
+        deadline: float | None,
+    ) -> bool:
+        if expected_version < 1:
+            raise ValueError("expected_version must be at least 1; use create_room")
+        check_events(events)
+        check_deadline(deadline)
+        room = self._rooms.get(room_id)
+        if room is None or room.version != expected_version:
+            return False
+        if events and events[0].seq <= room.last_seq:
+            raise ValueError(f"event seq {events[0].seq} is not after {room.last_seq}")
+        room.version = expected_version + 1
+        room.state = state
+        self._apply(room_id, room, events, deadline)
+        return True
+
+    def _apply(
+        self, room_id: str, room: _Room, events: Sequence[StoredEvent], deadline: float | None
+    ) -> None:
+        """The part of a commit after the checks: log, deadline, publish."""
+        if events:
+            room.log.extend(events)
+            room.last_seq = events[-1].seq
+            excess = len(room.log) - self.max_log
+            if excess > 0:
+                room.trimmed_through = room.log[excess - 1].seq
+                del room.log[:excess]
+        self._set_deadline(room_id, deadline)
+        if events:
+            for subscriber in self._subscribers.get(room_id, ()):
+                subscriber._deliver(room_id, events)
+
+    async def delete_room(self, room_id: str) -> bool:
+        existed = self._rooms.pop(room_id, None) is not None
+        self._set_deadline(room_id, None)
+        return existed
+
+    async def events_since(self, room_id: str, after_seq: int) -> list[StoredEvent] | None:
+        room = self._rooms.get(room_id)
+        if room is None or after_seq < room.trimmed_through:
+            return None
+        start = bisect_right(room.log, after_seq, key=lambda event: event.seq)
+        return room.log[start:]
+
+    def subscriber(self) -> Subscriber:
+        if self._closed:
+            raise RuntimeError("store is closed")
+        subscriber = MemorySubscriber(self)
+        self._open_subscribers.add(subscriber)
+        return subscriber
+
+    def _unsubscribe(self, room_id: str, subscriber: MemorySubscriber) -> None:
+        watchers = self._subscribers.get(room_id)
+        if watchers is not None:
+            watchers.discard(subscriber)
+            if not watchers:
+                del self._subscribers[room_id]
+
+    def _set_deadline(self, room_id: str, deadline: float | None) -> None:
+        if deadline is None:
+            self._deadlines.pop(room_id, None)
+        else:
+            self._deadlines[room_id] = deadline
+            heapq.heappush(self._heap, (deadline, room_id))
+        if len(self._heap) > 2 * len(self._deadlines) + 64:
+            self._rebuild_heap()
+
+    def _rebuild_heap(self) -> None:
+        self._heap = [(deadline, room_id) for room_id, deadline in self._deadlines.items()]
+        heapq.heapify(self._heap)
+
+    async def claim_due(self, now: float, limit: int, lease: float) -> list[str]:
+        claimed: list[str] = []
+        heap = self._heap
+        while heap and len(claimed) < limit and heap[0][0] <= now:
+            deadline, room_id = heapq.heappop(heap)
+            if self._deadlines.get(room_id) == deadline and room_id not in claimed:
+                claimed.append(room_id)
+        for room_id in claimed:
+            self._set_deadline(room_id, now + lease)
+        return claimed
+
+    async def next_deadline(self, room_id: str) -> float | None:
+        return self._deadlines.get(room_id)
+
+    async def heartbeat(self, now: float) -> float | None:
+        previous, self._heartbeat = self._heartbeat, now
+        return previous
+
+    async def shift_deadlines(self, delta: float) -> int:
+        for room_id in self._deadlines:
+            self._deadlines[room_id] += delta
+        self._rebuild_heap()
+        return len(self._deadlines)
+
+    async def acquire_lease(self, name: str, holder: str, ttl: float) -> bool:
+        # A lease's expiry never leaves the process, so the local monotonic clock is right here.
+        at = time.monotonic()
+        current = self._leases.get(name)
+        if current is not None and current[0] != holder and current[1] > at:
+            return False
+        self._leases[name] = (holder, at + ttl)
+        return True
+
+    async def release_lease(self, name: str, holder: str) -> bool:
+        current = self._leases.get(name)
+        if current is None or current[0] != holder or current[1] <= time.monotonic():
+            return False
+        del self._leases[name]
+        return True
+
+    async def ping(self) -> bool:
+        return not self._closed
+
+    async def close(self) -> None:
+        self._closed = True
+        for subscriber in list(self._open_subscribers):
+            await subscriber.close()

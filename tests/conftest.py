@@ -1,0 +1,137 @@
+"""Shared fixtures: a private Redis server for the session, and room stores of every backend."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+import redis
+
+from server.store import MemoryRoomStore, RoomStore
+from server.store.redis_store import RedisRoomStore
+
+TEST_PREFIX = "hearts-test"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _start_redis() -> tuple[subprocess.Popen[bytes], int, str]:
+    """Start a throwaway redis-server on a free port and wait until it answers PING."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.fail("redis-server is not installed (apt-get install redis-server)")
+    workdir = tempfile.mkdtemp(prefix="hearts-test-redis-")
+    last_error = ""
+    for _attempt in range(3):  # the free port can be taken between probing and binding
+        port = _free_port()
+        options = {
+            "--save": "",  # no snapshots, no AOF: a scratch server
+            "--appendonly": "no",
+            "--port": str(port),
+            "--bind": "127.0.0.1",
+            "--dir": workdir,
+        }
+        process = subprocess.Popen(
+            [binary, *(word for option in options.items() for word in option)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+        client = redis.Redis(port=port, socket_connect_timeout=0.2)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and process.poll() is None:
+            try:
+                if client.ping():
+                    client.close()
+                    return process, port, workdir
+            except redis.RedisError as exc:
+                last_error = str(exc)
+                time.sleep(0.05)
+        client.close()
+        process.kill()
+        output = process.communicate()[0].decode(errors="replace")
+        last_error = f"{last_error}\n{output}"
+    shutil.rmtree(workdir, ignore_errors=True)
+    pytest.fail(f"could not start a private redis-server: {last_error}")
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    """URL of a private redis-server for this test session (never the shared one on 6379)."""
+    process, port, workdir = _start_redis()
+    try:
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        process.kill()
+        process.wait()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+@pytest.fixture
+def clean_redis(redis_url: str) -> str:
+    """The private Redis, emptied (data and cached scripts) before the test."""
+    client = redis.Redis.from_url(redis_url)
+    try:
+        client.flushall()
+        client.script_flush()
+    finally:
+        client.close()
+    return redis_url
+
+
+class StoreFactory:
+    """Makes stores of one backend for one test and closes them afterwards.
+
+    ``peer(store)`` is another node's view of the same data: a second Redis store on the same
+    server and prefix, or, for memory (one process, one node), the very same store.
+    """
+
+    def __init__(self, backend: str, redis_url: str | None) -> None:
+        self.backend = backend
+        self.redis_url = redis_url
+        self._made: list[RoomStore] = []
+
+    def __call__(self, *, max_log: int = 5000) -> RoomStore:
+        store: RoomStore
+        if self.backend == "memory":
+            store = MemoryRoomStore(max_log=max_log)
+        else:
+            assert self.redis_url is not None
+            store = RedisRoomStore(self.redis_url, prefix=TEST_PREFIX, max_log=max_log)
+        self._made.append(store)
+        return store
+
+    def peer(self, store: RoomStore) -> RoomStore:
+        if isinstance(store, RedisRoomStore):
+            other = RedisRoomStore(store.url, prefix=store.prefix, max_log=store.max_log)
+            self._made.append(other)
+            return other
+        return store
+
+    async def close_all(self) -> None:
+        for store in self._made:
+            await store.close()
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def store_factory(request: pytest.FixtureRequest) -> AsyncIterator[StoreFactory]:
+    """A factory of stores of each backend in turn (Redis ones on the flushed private server)."""
+    backend: str = request.param
+    url = request.getfixturevalue("clean_redis") if backend == "redis" else None
+    factory = StoreFactory(backend, url)
+    yield factory
+    await factory.close_all()
+
+
+@pytest.fixture
+def store(store_factory: StoreFactory) -> RoomStore:
+    """A fresh store of each backend in turn, with the default configuration."""
+    return store_factory()
