@@ -20,11 +20,13 @@ MAX_FRAME_BYTES = 4096
 class Codec:
     """Encodes server messages and decodes client frames for one subprotocol."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, max_frame: int = MAX_FRAME_BYTES) -> None:
+        """``max_frame`` bounds decoding: small for what a server accepts, large in a client."""
         if name not in SUBPROTOCOLS:
             raise ValueError(f"unknown subprotocol {name!r}")
         self.name = name
         self.binary = name == MSGPACK
+        self.max_frame = max_frame
 
     def encode(self, message: dict[str, Any]) -> bytes | str:
         if self.binary:
@@ -42,11 +44,10 @@ class Codec:
                     frame,
                     raw=False,
                     strict_map_key=True,
-                    max_buffer_size=MAX_FRAME_BYTES,
-                    max_str_len=MAX_FRAME_BYTES,
+                    max_str_len=self.max_frame,
                     max_bin_len=0,
-                    max_array_len=64,
-                    max_map_len=32,
+                    max_array_len=max(64, self.max_frame // 16),
+                    max_map_len=max(32, self.max_frame // 16),
                     max_ext_len=0,
                 )
             else:

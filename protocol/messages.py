@@ -16,7 +16,7 @@ from .cards import is_card_name, parse_card
 from .errors import ProtocolError
 
 ROOM_CODE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
-BOT_LEVELS = ("basic", "normal", "strong")
+BOT_LEVELS = ("random", "basic", "normal", "strong")
 MOON_CHOICES = ("others_26", "shooter_minus_26")
 
 Check = Callable[[str, Any], Any]
@@ -106,12 +106,7 @@ COMMANDS: dict[str, dict[str, tuple[Check, bool]]] = {
     "rematch": {},
     "hint": {},
     "ping": {"t": (_number, False)},
-    "queue": {"target": (_choice(50, 100), True)},
-    "unqueue": {},
-    "ladder": {"limit": (_int(1, 100), False)},
-    "audit": {"hand": (_int(1, 10_000), True)},
-    "commit": {"commitment": (_string(64), True)},
-    "reveal": {"secret": (_string(64), True)},
+    "pong": {"t": (_number, True)},
     "open_room": {"options": (_options, False)},
 }
 

@@ -1,6 +1,39 @@
-"""`python -m server`: until the WebSocket server lands, a demo game of four bots."""
+"""`python -m server` (or `hearts-server`): serve on HOST:PORT with uvicorn."""
 
-from server.demo import main
+from __future__ import annotations
+
+import logging
+
+import uvicorn
+
+from protocol.codec import MAX_FRAME_BYTES
+from server.app import create_app
+from server.config import Settings
+
+
+def main() -> None:
+    settings = Settings.from_env()
+    logging.basicConfig(
+        level=settings.log_level,
+        format='{"t":"%(asctime)s","level":"%(levelname)s","logger":"%(name)s","msg":"%(message)s"}',
+    )
+    store = "redis " + settings.redis_url if settings.redis_url else "embedded in-process store"
+    logging.getLogger("server").info(
+        "Hearts Live on http://%s:%d (%s)", settings.host, settings.port, store
+    )
+    uvicorn.run(
+        create_app(settings),
+        host=settings.host,
+        port=settings.port,
+        ws="websockets",
+        ws_max_size=MAX_FRAME_BYTES,
+        ws_ping_interval=20.0,
+        ws_ping_timeout=20.0,
+        timeout_graceful_shutdown=5,
+        log_level=settings.log_level.lower(),
+        lifespan="on",
+    )
+
 
 if __name__ == "__main__":
     main()

@@ -303,8 +303,8 @@ class _Step:
             return
         seat = self.state.seats[i]
         assert seat is not None
-        seat.conn = c.conn
-        if not seat.connected:
+        if seat.conn != c.conn or not seat.connected:
+            seat.conn = c.conn
             seat.connected = True
             seat.away_since = None
             self.emit(ALL, "connection", seat=i, connected=True)
@@ -404,6 +404,9 @@ class _Step:
         except IllegalMove as e:
             raise RoomError(e.code, e.message) from None
         self._charge(i, lag)
+        mover = self.state.seats[i]
+        assert mover is not None
+        mover.turn_since = mover.bot_due = None  # this decision is made; a next one starts anew
         if action == "pass":
             self.emit(ALL, "pass_chosen", seat=i)
             self.emit(i, "passed", cards=names_of(value))

@@ -144,6 +144,105 @@ class Hand:
             self.leader = self.turn = -1
         return self
 
+    @classmethod
+    def from_position(
+        cls,
+        hands: Sequence[int],
+        tricks: Sequence[Sequence[int]] = (),
+        trick: Sequence[int] = (),
+        *,
+        revokes_allowed: bool = False,
+    ) -> Hand:
+        """A hand in play from the cards each seat holds now and the plays so far.
+
+        ``tricks`` are the completed tricks as ``(leader, c0, c1, c2, c3)`` in play order and
+        ``trick`` the cards of the trick in progress. Everything else follows from them: who took
+        what, whether hearts are broken, who leads and whose turn it is. The plays are taken as
+        given, not replayed, so a position from a revokes-allowed table is accepted; the pass is
+        not part of a position (``direction`` is NONE and ``dealt`` is the holdings when play
+        began). Bots build sampled deals with it, so it checks that the cards add up and nothing
+        more expensive.
+        """
+        if len(hands) != 4 or len(tricks) > TRICKS_PER_HAND or len(trick) > 3:
+            raise ValueError("a position is four hands, at most 13 tricks and 0-3 cards in play")
+        if len(tricks) == TRICKS_PER_HAND and trick:
+            raise ValueError("no trick is in progress after the thirteenth")
+        self = cls.__new__(cls)
+        taken = [0, 0, 0, 0]
+        played_by = [0, 0, 0, 0]
+        seen = 0
+        count = 0
+        leader = -1
+        for t in tricks:
+            leader, cards = t[0], t[1:]
+            if len(cards) != 4:
+                raise ValueError("a completed trick is a leader and four cards")
+            for i, c in enumerate(cards):
+                played_by[(leader + i) & 3] |= 1 << c
+                seen |= 1 << c
+            count += 4
+            winner = trick_winner(leader, cards)
+            taken[winner] |= (1 << cards[0]) | (1 << cards[1]) | (1 << cards[2]) | (1 << cards[3])
+            leader = winner
+        left = TRICKS_PER_HAND - len(tricks)
+        if leader < 0:
+            # First trick: the seats that already played to it hold one card fewer.
+            leader = next(
+                (
+                    s
+                    for s in range(4)
+                    if all(
+                        hands[(s + i) & 3].bit_count() == left - (i < len(trick)) for i in range(4)
+                    )
+                    and (trick or hands[s] & 1)
+                ),
+                -1,
+            )
+            if leader < 0:
+                raise ValueError("cannot tell who leads the first trick")
+        for i, c in enumerate(trick):
+            played_by[(leader + i) & 3] |= 1 << c
+            seen |= 1 << c
+        count += len(trick)
+        union = 0
+        for h in hands:
+            if h & union:
+                raise ValueError("a card is in two hands")
+            union |= h
+        if union & seen or (union | seen) != FULL_DECK or seen.bit_count() != count:
+            raise ValueError("the hands and the cards played must make one deck, each card once")
+        for s in range(4):
+            if hands[s].bit_count() != left - (((s - leader) & 3) < len(trick)):
+                raise ValueError("each seat must hold one card per trick still to play")
+        self.dealt = (
+            hands[0] | played_by[0],
+            hands[1] | played_by[1],
+            hands[2] | played_by[2],
+            hands[3] | played_by[3],
+        )
+        self.direction = PassDirection.NONE
+        self.hands = list(hands)
+        self.passes = [0, 0, 0, 0]
+        self.trick = list(trick)
+        self.tricks = [
+            (t[0], t[1], t[2], t[3], t[4])
+            for t in tricks  # type: ignore[misc]
+        ]
+        self.hearts_broken = bool(seen & HEARTS_MASK)
+        self.taken = taken
+        self.revoked = 0
+        self.revoke_call = None
+        self.revokes_allowed = revokes_allowed
+        self._legal = -1
+        self.leader = leader
+        if len(tricks) == TRICKS_PER_HAND:
+            self.phase = HandPhase.OVER
+            self.turn = -1
+        else:
+            self.phase = HandPhase.PLAYING
+            self.turn = (leader + len(trick)) & 3
+        return self
+
     # -- queries ---------------------------------------------------------------------------
 
     @property

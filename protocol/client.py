@@ -1,0 +1,154 @@
+"""A small asyncio client for the Hearts service (tests, load tests, scripts, bots-as-clients).
+
+    async with await HeartsClient.connect("ws://127.0.0.1:8000/ws", token) as client:
+        reply = await client.request("join", room=code)
+        event = await client.next_event("your_turn")
+        await client.request("play", card=event["legal"][0])
+
+It answers the server's pings (the server measures round trips for the lag credit), keeps the
+room's last sequence number for ``resume``, and queues every event in arrival order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import urllib.request
+from collections.abc import Callable
+from typing import Any
+
+import websockets
+
+from .codec import JSON, MSGPACK, Codec
+
+CLIENT_MAX_FRAME = 2**22  # views and audits are larger than any command
+
+
+class CommandError(Exception):
+    def __init__(self, code: str, message: str, frame: dict[str, Any]) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.frame = frame
+
+
+def http_json(url: str, body: dict[str, Any] | None = None, token: str | None = None) -> Any:
+    """A blocking JSON request (POST when there is a body); for set-up, not for the hot path."""
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(url, data=data, method="POST" if data is not None else "GET")
+    req.add_header("content-type", "application/json")
+    if token:
+        req.add_header("authorization", f"Bearer {token}")
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        return json.loads(resp.read())
+
+
+async def guest(base_url: str, name: str) -> dict[str, Any]:
+    """A guest identity from the HTTP API: {"player", "name", "token"}."""
+    return await asyncio.to_thread(http_json, f"{base_url}/api/guest", {"name": name})
+
+
+class HeartsClient:
+    def __init__(self, ws: Any, codec: Codec) -> None:
+        self.ws = ws
+        self.codec = codec
+        self.events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.frames: list[dict[str, Any]] = []  # every frame received, for inspection
+        self.room: str | None = None
+        self.seq = 0
+        self.closed: asyncio.Future[tuple[int | None, str]] = (
+            asyncio.get_running_loop().create_future()
+        )
+        self._ids = itertools.count(1)
+        self._pending: dict[Any, asyncio.Future[dict[str, Any]]] = {}
+        self._reader = asyncio.create_task(self._read())
+
+    @classmethod
+    async def connect(
+        cls, url: str, token: str | None = None, *, binary: bool = True, **kwargs: Any
+    ) -> HeartsClient:
+        name = MSGPACK if binary else JSON
+        ws = await websockets.connect(url, subprotocols=[name], max_size=CLIENT_MAX_FRAME, **kwargs)
+        client = cls(ws, Codec(name, max_frame=CLIENT_MAX_FRAME))
+        if token is not None:
+            await client.request("auth", token=token)
+        return client
+
+    async def __aenter__(self) -> HeartsClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        await self.ws.close()
+        self._reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await self._reader
+
+    async def send_raw(self, frame: bytes | str) -> None:
+        await self.ws.send(frame)
+
+    async def request(self, kind: str, timeout: float = 30.0, **fields: Any) -> dict[str, Any]:
+        """Send a command and wait for its ok (returned) or error (raised as CommandError)."""
+        cid = next(self._ids)
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[cid] = future
+        await self.ws.send(self.codec.encode({"type": kind, "id": cid, **fields}))
+        try:
+            reply = await asyncio.wait_for(future, timeout)
+        finally:
+            self._pending.pop(cid, None)
+        if reply["type"] == "error":
+            raise CommandError(reply["code"], reply["message"], reply)
+        if kind in ("join", "resume", "open_room") and "room" in reply:
+            self.room = reply["room"]
+            if "view" in reply:
+                self.seq = reply["view"]["seq"]
+        return reply
+
+    async def next_event(
+        self,
+        kind: str | Callable[[dict[str, Any]], bool] | None = None,
+        timeout: float = 30.0,
+    ) -> dict[str, Any]:
+        """The next event (of a type, or matching a predicate); earlier others are skipped."""
+        async with asyncio.timeout(timeout):
+            while True:
+                event = await self.events.get()
+                if kind is None or (
+                    event["event"] == kind if isinstance(kind, str) else kind(event)
+                ):
+                    return event
+
+    async def _read(self) -> None:
+        try:
+            async for frame in self.ws:
+                message = self.codec.decode(frame)
+                self.frames.append(message)
+                kind = message.get("type")
+                if kind == "ping":
+                    await self.ws.send(
+                        self.codec.encode({"type": "pong", "id": 0, "t": message["t"]})
+                    )
+                elif kind in ("ok", "error"):
+                    future = self._pending.get(message.get("re"))
+                    if future is not None and not future.done():
+                        future.set_result(message)
+                    elif kind == "error" and message.get("re") is None:
+                        self.events.put_nowait({"event": "error", **message})
+                elif kind == "event":
+                    self.seq = max(self.seq, message["seq"])
+                    self.events.put_nowait(message)
+        except websockets.ConnectionClosed:
+            pass
+        finally:
+            code = getattr(self.ws, "close_code", None)
+            reason = getattr(self.ws, "close_reason", "") or ""
+            if not self.closed.done():
+                self.closed.set_result((code, reason))
+            for future in self._pending.values():
+                if not future.done():
+                    future.set_exception(ConnectionError(f"connection closed ({code})"))

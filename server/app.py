@@ -1,0 +1,244 @@
+"""The Starlette application: WebSocket at /ws, the HTTP API, health, and the web client."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
+from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from protocol.codec import JSON, SUBPROTOCOLS, Codec
+from protocol.errors import error_frame
+from server.bot_pool import BotPool
+from server.config import Settings
+from server.connection import Closing, Connection
+from server.hub import Hub
+from server.identity import Tokens
+from server.room.game_view import game_view
+from server.room.state import parse_options
+from server.rooms import RoomService, Scheduler, public_info
+from server.store import RoomStore, open_store
+
+log = logging.getLogger(__name__)
+STATIC = Path(__file__).parent / "static"
+SERVER_PING_EVERY = 5.0
+
+
+class Node:
+    """Everything one server process holds; none of it is state that cannot be lost."""
+
+    def __init__(self, settings: Settings, store: RoomStore | None = None) -> None:
+        self.settings = settings
+        self.store = store or open_store(settings.redis_url)
+        self.tokens = Tokens(settings.secret)
+        self.bots = BotPool(settings.bot_workers)
+        self.rooms = RoomService(self.store, self.bots)
+        self.scheduler = Scheduler(self.rooms, settings.scheduler_interval)
+        self.hub = Hub(self.store)
+        self.connections: set[Connection] = set()
+        self.sockets: set[WebSocket] = set()
+        self.draining = False
+
+    def invite_link(self, room: str) -> str:
+        return f"{self.settings.public_url.rstrip('/')}/r/{room}"
+
+    async def start(self) -> None:
+        await self.hub.start()
+        await self.scheduler.start()
+
+    async def stop(self) -> None:
+        self.draining = True
+        # Drain: close every socket with "service restart" so clients reconnect elsewhere.
+        for ws in list(self.sockets):
+            with contextlib.suppress(Exception):
+                await ws.close(code=1012, reason="server restarting")
+        await self.scheduler.stop()
+        await self.hub.stop()
+        self.bots.close()
+        await self.store.close()
+
+    async def hint(self, room: str, player: str) -> dict[str, Any]:
+        from protocol.errors import ProtocolError
+
+        state = await self.rooms.load(room)
+        if state is None:
+            raise ProtocolError("room_not_found")
+        seat = state.seat_of(player)
+        if seat is None or state.game is None:
+            raise ProtocolError("not_seated")
+        if state.options.rated or not state.options.hints:
+            raise ProtocolError("hints_disabled")
+        from server.bots import hint
+
+        view = game_view(state.game, seat)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, hint, view)
+
+
+def create_app(settings: Settings | None = None, store: RoomStore | None = None) -> Starlette:
+    settings = settings or Settings.from_env()
+    node = Node(settings, store)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        await node.start()
+        try:
+            yield
+        finally:
+            await node.stop()
+
+    async def healthz(request: Request) -> Response:
+        return PlainTextResponse("ok")
+
+    async def readyz(request: Request) -> Response:
+        ok = not node.draining and await node.store.ping()
+        return PlainTextResponse("ready" if ok else "not ready", status_code=200 if ok else 503)
+
+    async def read_json(request: Request) -> dict[str, Any]:
+        body = await request.body()
+        if len(body) > 4096:
+            raise ValueError("request body too large")
+        if not body:
+            return {}
+        data = json.loads(body)
+        if not isinstance(data, dict):
+            raise ValueError("the body must be a JSON object")
+        return data
+
+    def bad(code: str, message: str, status: int = 400) -> JSONResponse:
+        return JSONResponse(error_frame(None, code, message), status_code=status)
+
+    async def guest(request: Request) -> Response:
+        try:
+            data = await read_json(request)
+            identity, token = node.tokens.new_guest(data.get("name", ""))
+        except ValueError as e:
+            return bad("bad_field", str(e))
+        return JSONResponse({"player": identity.player, "name": identity.name, "token": token})
+
+    def bearer(request: Request) -> Any:
+        auth = request.headers.get("authorization", "")
+        return node.tokens.verify(auth[7:]) if auth.lower().startswith("bearer ") else None
+
+    async def create_room(request: Request) -> Response:
+        identity = bearer(request)
+        if identity is None:
+            return bad("bad_token", "Send Authorization: Bearer <token> from /api/guest.", 401)
+        try:
+            data = await read_json(request)
+            options = parse_options(
+                data.get("options") or {}, clocks=settings.clocks, kind="friends"
+            )
+        except ValueError as e:
+            return bad("bad_option", str(e))
+        state = await node.rooms.create(
+            kind="friends", host=identity.player, host_name=identity.name, options=options
+        )
+        return JSONResponse(
+            {"room": state.id, "link": node.invite_link(state.id), "info": public_info(state)},
+            status_code=201,
+        )
+
+    async def room_info(request: Request) -> Response:
+        code = request.path_params["code"]
+        state = await node.rooms.load(code) if 4 <= len(code) <= 40 else None
+        if state is None:
+            return bad("room_not_found", "No room has that code.", 404)
+        return JSONResponse(public_info(state))
+
+    async def index(request: Request) -> Response:
+        page = STATIC / "index.html"
+        if page.exists():
+            return FileResponse(page)
+        return PlainTextResponse("Hearts Live: the web client is not built yet; see README.")
+
+    async def ws_endpoint(ws: WebSocket) -> None:
+        offered = ws.scope.get("subprotocols") or []
+        chosen = next((p for p in offered if p in SUBPROTOCOLS), None)
+        if node.draining or len(node.connections) >= settings.max_connections:
+            await ws.close(code=1013)
+            return
+        if offered and chosen is None:
+            await ws.close(code=1002)
+            return
+        await ws.accept(subprotocol=chosen)
+        conn = Connection(node, Codec(chosen or JSON))
+        node.connections.add(conn)
+        node.sockets.add(ws)
+        writer = asyncio.create_task(_writer(ws, conn))
+        pinger = asyncio.create_task(_pinger(conn, node))
+        try:
+            while True:
+                message = await ws.receive()
+                if message["type"] == "websocket.disconnect":
+                    break
+                frame = message.get("text")
+                if frame is None:
+                    frame = message.get("bytes") or b""
+                await conn.on_frame(frame)
+        except Closing as e:
+            conn.outbox.put_nowait(None)
+            await asyncio.wait_for(writer, 2.0) if not writer.done() else None
+            with contextlib.suppress(Exception):
+                await ws.close(code=e.code, reason=e.reason)
+        except (WebSocketDisconnect, RuntimeError):
+            pass
+        finally:
+            pinger.cancel()
+            conn.outbox.put_nowait(None)
+            node.connections.discard(conn)
+            node.sockets.discard(ws)
+            await conn.on_close()
+            writer.cancel()
+
+    routes = [
+        Route("/healthz", healthz),
+        Route("/readyz", readyz),
+        Route("/api/guest", guest, methods=["POST"]),
+        Route("/api/rooms", create_room, methods=["POST"]),
+        Route("/api/rooms/{code}", room_info),
+        Route("/", index),
+        Route("/r/{code}", index),
+        WebSocketRoute("/ws", ws_endpoint),
+    ]
+    if STATIC.exists():
+        routes.append(Mount("/static", StaticFiles(directory=STATIC), name="static"))
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.node = node
+    return app
+
+
+async def _writer(ws: WebSocket, conn: Connection) -> None:
+    try:
+        while True:
+            frame = await conn.outbox.get()
+            if frame is None:
+                if conn.closed and not conn.outbox.empty():
+                    continue
+                if conn.closed:
+                    with contextlib.suppress(Exception):
+                        await ws.close(code=1008, reason="too far behind")
+                return
+            if isinstance(frame, bytes):
+                await ws.send_bytes(frame)
+            else:
+                await ws.send_text(frame)
+    except Exception:
+        return
+
+
+async def _pinger(conn: Connection, node: Node) -> None:
+    """The server's own pings: the client's pong gives the RTT behind the lag credit."""
+    while True:
+        await asyncio.sleep(SERVER_PING_EVERY)
+        conn.push({"type": "ping", "t": node.rooms.clock()})

@@ -1,0 +1,123 @@
+"""Why a bot chose its card, in a sentence a beginner understands (the hint's reason).
+
+The reason is read off the position and the search: the card's role in the trick (ducking under
+the card on the table, dumping the queen while out of the suit led, taking a heart from a seat
+running for the moon), or what it does for later (emptying a suit). It never mentions hidden
+cards: it is built from the same view the bot decided from.
+"""
+
+from __future__ import annotations
+
+from server.rules import HEARTS_MASK, SUIT_MASKS
+
+from .knowledge import SEAT_NAMES, Knowledge
+
+RANK_WORDS = (
+    "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    "jack", "queen", "king", "ace",
+)  # fmt: skip
+SUIT_WORDS = ("clubs", "diamonds", "spades", "hearts")
+QUEEN = 36
+
+
+def card_words(card: int) -> str:
+    """``card_words(36) == "queen of spades"``."""
+    return f"{RANK_WORDS[card % 13]} of {SUIT_WORDS[card // 13]}"
+
+
+def _winning(trick: list[int]) -> int:
+    led = trick[0] // 13
+    return max(c for c in trick if c // 13 == led)
+
+
+def explain_play(k: Knowledge, legal: int, card: int, runner: int, shooting: bool) -> str:
+    """The reason for playing ``card`` (``runner``: a seat treated as running for the moon)."""
+    bit = 1 << card
+    suit = card // 13
+    if not legal & (legal - 1):
+        return "is your only legal card"
+    if shooting:
+        return "keeps taking tricks to shoot the moon"
+    trick = k.trick
+    left_in_suit = k.hand & SUIT_MASKS[suit] & ~bit
+    if trick:
+        led = trick[0] // 13
+        win = _winning(trick)
+        win_seat = (k.leader + trick.index(win)) & 3
+        points_on = any((1 << c) & (HEARTS_MASK | (1 << QUEEN)) for c in trick)
+        if runner >= 0 and runner != k.seat:
+            name = SEAT_NAMES[runner]
+            if suit == led and card > win and (points_on or bit & HEARTS_MASK):
+                what = "the queen" if any(c == QUEEN for c in trick) else "a heart"
+                return f"takes {what} to stop {name}'s moon"
+            if suit != led and win_seat == runner and not bit & (HEARTS_MASK | (1 << QUEEN)):
+                return f"keeps points away from {name}, who is going for the moon"
+        if suit != led:
+            out_of = SUIT_WORDS[led]
+            if card == QUEEN:
+                return (
+                    f"dumps the queen of spades on {SEAT_NAMES[win_seat]}'s trick "
+                    f"while you are out of {out_of}"
+                )
+            if bit & HEARTS_MASK:
+                return f"gets rid of the {card_words(card)} while you are out of {out_of}"
+            if card in (37, 38) and k.queen_out:
+                return (
+                    f"gets rid of the {card_words(card)}, which could catch the queen, "
+                    f"while you are out of {out_of}"
+                )
+            if not left_in_suit:
+                return f"empties your {SUIT_WORDS[suit]} so you can discard {_later(k)} later"
+            return f"gets rid of a high card while you are out of {out_of}"
+        if card < win:
+            return f"ducks under the {card_words(win)} on the table"
+        if not k.tricks and suit == 0:
+            return "plays a high club on the first trick, where no points can be played"
+        if len(trick) == 3 and not points_on:
+            return f"takes a trick with no points in it and gets rid of the {card_words(card)}"
+        if not legal & ((1 << win) - 1) & SUIT_MASKS[led]:
+            return f"cannot duck the {card_words(win)}, so it sheds a high {SUIT_WORDS[led][:-1]}"
+        return "costs the fewest points in the simulated deals"
+    # Leading.
+    if suit == 2 and card < QUEEN and k.queen_out and not k.hand & (1 << QUEEN):
+        return "leads a low spade to force out the queen of spades"
+    if not left_in_suit and suit != 3:
+        return f"empties your {SUIT_WORDS[suit]} so you can discard {_later(k)} later"
+    others_higher = k.unseen & SUIT_MASKS[suit] & ~((1 << (card + 1)) - 1)
+    if others_higher.bit_count() >= 3:
+        return f"leads a low {SUIT_WORDS[suit][:-1]} that the others will likely beat"
+    return "costs the fewest points in the simulated deals"
+
+
+def _later(k: Knowledge) -> str:
+    if k.hand & (1 << QUEEN):
+        return "the queen"
+    return "hearts" if k.queen_out is False else "hearts or the queen"
+
+
+def explain_pass(k: Knowledge, cards: int) -> str:
+    """The reason for passing ``cards`` (three of ``k.hand``)."""
+    hand = k.hand
+    reasons: list[str] = []
+    low_spades = (hand & SUIT_MASKS[2] & ((1 << QUEEN) - 1)).bit_count()
+    if cards & (1 << QUEEN):
+        reasons.append(
+            "passes the queen of spades, which has too few low spades to hide behind"
+            if low_spades < 3
+            else "passes the queen of spades so she cannot cost you 13"
+        )
+    big = cards & ((1 << 37) | (1 << 38))
+    if big and not (hand & ~cards) & (1 << QUEEN):
+        which = "ace" if big >> 38 & 1 else "king"
+        reasons.append(f"gets rid of the {which} of spades, which could catch the queen")
+    for suit in (0, 1):
+        mine = hand & SUIT_MASKS[suit]
+        if mine and not mine & ~cards:
+            keeps_queen = (hand & ~cards) & (1 << QUEEN)
+            later = "the queen" if keeps_queen else "hearts and the queen"
+            reasons.append(f"empties your {SUIT_WORDS[suit]} so you can discard {later} later")
+    if cards & HEARTS_MASK & ~((1 << 48) - 1):
+        reasons.append("passes high hearts that could take tricks full of points")
+    if not reasons:
+        reasons.append("passes high cards that have few low cards to cover them")
+    return " and ".join(reasons[:2])

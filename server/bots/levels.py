@@ -1,0 +1,38 @@
+"""The bot levels: each a named identity (ratings are kept per level) and a thinking budget.
+
+Budgets count simulated card plays and deals, never seconds, so a decision is the same on a
+fast or a slow machine and the same every time for a given seed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class BotLevel:
+    level: str  # "basic", "normal", "strong"
+    id: str  # stable identity, e.g. "bot:strong"; ratings hang off it
+    name: str  # shown at the table, e.g. "Strong Bot"
+    search: bool  # False: the rule-based bot alone
+    play_budget: int  # simulated card plays per decision, shared among the candidate cards
+    min_worlds: int  # sampled deals per candidate card, at least ...
+    max_worlds: int  # ... and at most
+    pass_worlds: int  # sampled deals for the finalists of the pass search
+    pass_screen: int  # sampled deals for every candidate pass in the first round
+    pass_finalists: int  # candidate passes kept for the second round
+
+
+BOT_LEVELS: dict[str, BotLevel] = {
+    "basic": BotLevel("basic", "bot:basic", "Basic Bot", False, 0, 0, 0, 0, 0, 0),
+    "normal": BotLevel("normal", "bot:normal", "Normal Bot", True, 3000, 8, 24, 12, 4, 3),
+    "strong": BotLevel("strong", "bot:strong", "Strong Bot", True, 12000, 24, 96, 40, 10, 5),
+}
+DEFAULT_LEVEL = "strong"
+
+
+def bot_level(level: str) -> BotLevel:
+    try:
+        return BOT_LEVELS[level]
+    except KeyError:
+        raise ValueError(f"unknown bot level {level!r}; one of {sorted(BOT_LEVELS)}") from None

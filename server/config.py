@@ -1,0 +1,69 @@
+"""Configuration from environment variables, with defaults that run on a fresh machine."""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import socket
+from dataclasses import dataclass, field
+
+from server.room.state import Clocks
+
+log = logging.getLogger(__name__)
+
+
+def _float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    return float(raw) if raw not in (None, "") else default
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    host: str = "127.0.0.1"
+    port: int = 8000
+    redis_url: str | None = None  # None: the embedded in-process store (one node)
+    secret: bytes = b""  # signs guest tokens; every node of a deployment must share it
+    public_url: str = ""  # base of invite links; default http://HOST:PORT
+    node_id: str = field(default_factory=lambda: f"{socket.gethostname()}-{secrets.token_hex(3)}")
+    clocks: Clocks = field(default_factory=Clocks)
+    scheduler_interval: float = 0.05
+    bot_workers: int = 1
+    matchmaker: bool = True  # run the quick-play matchmaker inside this node
+    log_level: str = "INFO"
+    max_connections: int = 10_000
+
+    @classmethod
+    def from_env(cls) -> Settings:
+        env = os.environ
+        secret = env.get("HEARTS_SECRET", "").encode()
+        if not secret:
+            secret = secrets.token_bytes(32)
+            log.warning("HEARTS_SECRET is not set: tokens are signed with a random per-process key")
+        host = env.get("HOST", "127.0.0.1")
+        port = int(env.get("PORT", "8000"))
+        defaults = Clocks()
+        clocks = Clocks(
+            grace_play=_float("HEARTS_GRACE_PLAY", defaults.grace_play),
+            grace_pass=_float("HEARTS_GRACE_PASS", defaults.grace_pass),
+            bank=_float("HEARTS_BANK", defaults.bank),
+            reconnect=_float("HEARTS_RECONNECT", defaults.reconnect),
+            boot_window=_float("HEARTS_BOOT_WINDOW", defaults.boot_window),
+            lag_cap=_float("HEARTS_LAG_CAP", defaults.lag_cap),
+            bot_think=_float("HEARTS_BOT_THINK", defaults.bot_think),
+            between_hands=_float("HEARTS_BETWEEN_HANDS", defaults.between_hands),
+        )
+        return cls(
+            host=host,
+            port=port,
+            redis_url=env.get("REDIS_URL") or None,
+            secret=secret,
+            public_url=env.get("PUBLIC_URL", f"http://{host}:{port}"),
+            node_id=env.get("NODE_ID") or cls().node_id,
+            clocks=clocks,
+            scheduler_interval=_float("HEARTS_SCHEDULER_INTERVAL", 0.05),
+            bot_workers=int(env.get("HEARTS_BOT_WORKERS", "1")),
+            matchmaker=env.get("HEARTS_MATCHMAKER", "1") not in ("0", "false", "no"),
+            log_level=env.get("LOG_LEVEL", "INFO"),
+            max_connections=int(env.get("HEARTS_MAX_CONNECTIONS", "10000")),
+        )

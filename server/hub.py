@@ -1,0 +1,78 @@
+"""Fan-out: one store subscription per node, forwarding each room's events to its local sockets."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import defaultdict
+from typing import TYPE_CHECKING
+
+from server.store import RoomStore, Subscriber
+
+if TYPE_CHECKING:
+    from server.connection import Connection
+
+log = logging.getLogger(__name__)
+
+
+class Hub:
+    def __init__(self, store: RoomStore) -> None:
+        self.store = store
+        self.watchers: dict[str, set[Connection]] = defaultdict(set)
+        self._sub: Subscriber | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
+
+    async def start(self) -> None:
+        self._sub = self.store.subscriber()
+        self._task = asyncio.create_task(self._pump(), name="hub")
+
+    async def stop(self) -> None:
+        if self._sub is not None:
+            await self._sub.close()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def watch(self, conn: Connection, room: str) -> None:
+        async with self._lock:
+            first = not self.watchers.get(room)
+            self.watchers[room].add(conn)
+            if first:
+                assert self._sub is not None
+                await self._sub.add(room)
+
+    async def unwatch(self, conn: Connection, room: str) -> None:
+        async with self._lock:
+            conns = self.watchers.get(room)
+            if conns is None:
+                return
+            conns.discard(conn)
+            if not conns:
+                del self.watchers[room]
+                assert self._sub is not None
+                await self._sub.remove(room)
+
+    async def _pump(self) -> None:
+        from server.rooms import decode_event
+
+        assert self._sub is not None
+        while True:
+            try:
+                async for room, stored in self._sub:
+                    conns = self.watchers.get(room)
+                    if not conns:
+                        continue
+                    event = decode_event(stored.data)
+                    for conn in list(conns):
+                        conn.deliver(room, stored.seq, event)
+                return
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                # A lost subscription connection: clients notice no gap because they resume
+                # by seq; log it and keep pumping.
+                log.exception("event fan-out failed; resubscribing")
+                await asyncio.sleep(0.5)
