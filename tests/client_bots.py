@@ -1,0 +1,43 @@
+"""Client-side players for end-to-end tests: they act on their own prompts through the socket."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from typing import Any
+
+from protocol.client import CommandError, HeartsClient, guest
+
+
+async def new_player(server: Any, name: str, *, binary: bool = True) -> HeartsClient:
+    ident = await guest(server.base, name)
+    client = await HeartsClient.connect(server.ws, ident["token"], binary=binary)
+    client.identity = ident  # type: ignore[attr-defined]
+    return client
+
+
+async def play_to_the_end(
+    client: HeartsClient, seed: int = 0, timeout: float = 120
+) -> dict[str, Any]:
+    """Answer every prompt with a random legal choice until the game is over."""
+    rng = random.Random(seed)
+    async with asyncio.timeout(timeout):
+        while True:
+            event = await client.next_event(lambda e: e["event"] in ("your_turn", "game_over"))
+            if event["event"] == "game_over":
+                return event
+            try:
+                if event["phase"] == "passing":
+                    await client.request("pass", cards=rng.sample(event["legal"], 3))
+                elif event["phase"] == "playing":
+                    await client.request("play", card=rng.choice(event["legal"]))
+                else:
+                    await client.request("moon", choice="others_26")
+            except CommandError as e:
+                # Only a race with a clock may refuse a prompt's own choice.
+                assert e.code in ("wrong_phase", "not_your_turn", "not_seated"), e
+
+
+async def open_table(server: Any, host: HeartsClient, options: dict[str, Any] | None = None) -> str:
+    reply = await host.request("open_room", options=options or {"target": 50})
+    return reply["room"]
