@@ -137,7 +137,7 @@ class HeartsClient:
                     future = self._pending.get(message.get("re"))
                     if future is not None and not future.done():
                         future.set_result(message)
-                    elif kind == "error" and message.get("re") is None:
+                    elif kind == "error":  # an error for a frame sent raw, or none at all
                         self.events.put_nowait({"event": "error", **message})
                 elif kind == "event":
                     self.seq = max(self.seq, message["seq"])
