@@ -1,0 +1,130 @@
+"""Rooms held in Redis: a node killed mid-hand loses nothing; nodes share rooms; clocks survive."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from protocol.client import HeartsClient
+
+from .client_bots import new_player, open_table, play_to_the_end
+from .server_process import ServerProcess
+
+pytestmark = pytest.mark.e2e
+
+
+def node(clean_redis: str, **env: str) -> ServerProcess:
+    return ServerProcess(redis_url=clean_redis, **env).start()
+
+
+async def reconnect(server: ServerProcess, client: HeartsClient) -> HeartsClient:
+    token = client.identity["token"]  # type: ignore[attr-defined]
+    for _ in range(100):
+        try:
+            back = await HeartsClient.connect(server.ws, token)
+            break
+        except OSError:
+            await asyncio.sleep(0.1)
+    back.identity = client.identity  # type: ignore[attr-defined]
+    await back.request("resume", room=client.room, seq=client.seq)
+    return back
+
+
+async def act_on_view(client: HeartsClient) -> None:
+    """After a resume, answer a decision that was already pending."""
+    view = (await client.request("view"))["view"]
+    seat, game = view["you"], view["game"]
+    if seat not in view["deciding"]:
+        return
+    if game["phase"] == "passing" and not game["passed"]:
+        await client.request("pass", cards=game["hand"][:3])
+    elif game["phase"] == "playing" and game["turn"] == seat:
+        await client.request("play", card=game["legal"][0])
+
+
+async def test_sigkill_mid_hand_then_restart_the_game_goes_on(clean_redis: str) -> None:
+    first = node(clean_redis)
+    try:
+        a = await new_player(first, "A")
+        b = await new_player(first, "B")
+        room = await open_table(first, a)
+        await b.request("join", room=room)
+        await a.request("fill_bots", level="random")
+        await a.request("start")
+        # Play a few tricks, then kill the node without warning.
+        for c in (a, b):
+            p = await c.next_event("your_turn")
+            await c.request("pass", cards=p["legal"][:3])
+        await asyncio.sleep(0.3)
+        before = (await a.request("view"))["view"]
+        first.kill()
+        second = ServerProcess(redis_url=clean_redis, port=first.port).start()
+        try:
+            a2 = await reconnect(second, a)
+            b2 = await reconnect(second, b)
+            after = (await a2.request("view"))["view"]
+            # Every acknowledged move is there: same hand, same cards played.
+            assert (
+                after["game"]["tricks"][: len(before["game"]["tricks"])] == before["game"]["tricks"]
+            )
+            assert after["game"]["hand_number"] == before["game"]["hand_number"]
+            await act_on_view(a2)
+            await act_on_view(b2)
+            results = await asyncio.gather(play_to_the_end(a2), play_to_the_end(b2, seed=1))
+            assert results[0]["scores"] == results[1]["scores"]
+            assert max(results[0]["scores"]) >= 50
+        finally:
+            second.stop()
+    finally:
+        first.stop()
+
+
+async def test_players_on_two_nodes_play_one_game(clean_redis: str) -> None:
+    one, two = node(clean_redis), node(clean_redis)
+    try:
+        a = await new_player(one, "On one")
+        b = await new_player(two, "On two")
+        c = await new_player(one, "Also one")
+        d = await new_player(two, "Also two")
+        room = await open_table(one, a)
+        for k, client in enumerate((b, c, d), start=1):
+            assert (await client.request("join", room=room))["seat"] == k
+        await a.request("start")
+        results = await asyncio.gather(
+            *(play_to_the_end(x, seed=i) for i, x in enumerate((a, b, c, d)))
+        )
+        assert all(r["scores"] == results[0]["scores"] for r in results)
+        for x in (a, b, c, d):
+            await x.close()
+    finally:
+        one.stop()
+        two.stop()
+
+
+async def test_a_clock_fires_on_another_node_after_its_node_is_killed(clean_redis: str) -> None:
+    clocks = {
+        "HEARTS_GRACE_PASS": "0.3",
+        "HEARTS_GRACE_PLAY": "0.3",
+        "HEARTS_BANK": "0.5",
+        "HEARTS_BOOT_WINDOW": "0.5",
+        "HEARTS_LAG_CAP": "0.1",
+    }
+    one = node(clean_redis, **clocks)
+    two = node(clean_redis, **clocks)
+    try:
+        idle = await new_player(one, "Idle")
+        room = await open_table(one, idle)
+        await idle.request("fill_bots", level="random")
+        await idle.request("start")
+        watcher = await new_player(two, "Watcher")
+        await watcher.request("join", room=room)
+        one.kill()  # the node that served the idle player dies while its clock runs
+        replaced = await watcher.next_event("replaced", timeout=20)
+        assert replaced["seat"] == 0 and replaced["reason"] == "silent"
+        over = await watcher.next_event("game_over", timeout=60)
+        assert max(over["scores"]) >= 50
+        await watcher.close()
+    finally:
+        one.stop()
+        two.stop()
