@@ -25,7 +25,7 @@ def main() -> None:
         create_app(settings),
         host=settings.host,
         port=settings.port,
-        ws="websockets",
+        ws="websockets-sansio",
         ws_max_size=MAX_FRAME_BYTES,
         ws_ping_interval=20.0,
         ws_ping_timeout=20.0,
