@@ -8,11 +8,15 @@ import subprocess
 import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import pytest
 import redis
 
 from server.store import MemoryRoomStore, RoomStore
+from server.store.league import LeagueStore
+from server.store.league_memory import MemoryLeagueStore
+from server.store.league_redis import RedisLeagueStore
 from server.store.redis_store import RedisRoomStore
 
 TEST_PREFIX = "hearts-test"
@@ -135,3 +139,59 @@ async def store_factory(request: pytest.FixtureRequest) -> AsyncIterator[StoreFa
 def store(store_factory: StoreFactory) -> RoomStore:
     """A fresh store of each backend in turn, with the default configuration."""
     return store_factory()
+
+
+class LeagueFactory:
+    """Makes league stores of one backend for one test and closes them afterwards.
+
+    ``peer(store)`` is another node's view of the same league: a second Redis store on the same
+    server and prefix, or, for memory (one process, one node), the very same store.
+    """
+
+    def __init__(self, backend: str, redis_url: str | None) -> None:
+        self.backend = backend
+        self.redis_url = redis_url
+        self._made: list[LeagueStore] = []
+
+    def __call__(self, **options: Any) -> LeagueStore:
+        store: LeagueStore
+        if self.backend == "memory":
+            store = MemoryLeagueStore(**options)
+        else:
+            assert self.redis_url is not None
+            store = RedisLeagueStore(self.redis_url, prefix=TEST_PREFIX, **options)
+        self._made.append(store)
+        return store
+
+    def peer(self, store: LeagueStore) -> LeagueStore:
+        if isinstance(store, RedisLeagueStore):
+            other = RedisLeagueStore(
+                store.url,
+                prefix=store.prefix,
+                history_cap=store.history_cap,
+                recent_cap=store.recent_cap,
+                assignment_ttl=store.assignment_ttl,
+            )
+            self._made.append(other)
+            return other
+        return store
+
+    async def close_all(self) -> None:
+        for store in self._made:
+            await store.close()
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def league_factory(request: pytest.FixtureRequest) -> AsyncIterator[LeagueFactory]:
+    """A factory of league stores of each backend in turn (Redis on the flushed private server)."""
+    backend: str = request.param
+    url = request.getfixturevalue("clean_redis") if backend == "redis" else None
+    factory = LeagueFactory(backend, url)
+    yield factory
+    await factory.close_all()
+
+
+@pytest.fixture
+def league(league_factory: LeagueFactory) -> LeagueStore:
+    """A fresh league store of each backend in turn, with the default configuration."""
+    return league_factory()
