@@ -277,6 +277,26 @@ async def test_leaving_the_queue(league: LeagueStore) -> None:
     assert await league.seat_tables([("r1", ["a"])]) == [False]
 
 
+async def test_entries_not_seen_alive_are_purged(league: LeagueStore) -> None:
+    await league.enqueue(entry("a", joined=100.0), "A")  # seen at its join time
+    await league.enqueue(entry("b", joined=100.0), "B", now=150.0)
+    await league.enqueue(entry("c", joined=100.0), "C")
+    await league.enqueue(entry("d", joined=100.0), "D")
+    assert await league.touch_queue(["c", "c", "gone"], 160.0) == 1  # only the queued count
+    await league.seat_tables([("r1", ["d"])])  # seated players are no longer in the queue
+    assert await league.purge_queue(99.0) == []
+    assert await league.purge_queue(155.0) == ["a", "b"]
+    assert [e.player_id for e in await league.queue_entries()] == ["c"]
+    assert await league.queue_names(["a", "b", "c"]) == {"c": "C"}
+    assert await league.purge_queue(155.0) == []
+    assert await league.dequeue("c")
+    assert await league.purge_queue(1e12) == []  # a dequeued entry leaves no trace
+    assert await league.touch_queue(["c"], 170.0) == 0
+    assert await league.touch_queue([], 170.0) == 0
+    # A touched entry is not re-created by the touch once it is gone.
+    assert await league.queue_entries() == []
+
+
 async def test_seat_tables_seats_whole_tables_only(league: LeagueStore) -> None:
     for pid in "abcde":
         await league.enqueue(entry(pid), pid.upper())

@@ -24,9 +24,12 @@ The quick-play queue (DESIGN.md "The matchmaker")
     atomically: a table is seated only if every one of its players is still queued, and then
     they leave the queue and each gets an *assignment* (the room id) that their node picks up
     with ``take_assignment``. A player with an assignment not yet taken cannot re-enter the
-    queue, so nobody is ever at two tables. *Pending tables* are a small journal for the
-    matchmaker: a room created for a table but not yet seated is noted, so if the matchmaker's
-    node dies in between, the next lease holder finds and abandons that room.
+    queue, so nobody is ever at two tables. Each entry has a "last seen" time that the
+    player's node refreshes (``touch_queue``); the matchmaker purges entries not seen for a
+    while, so the players of a node that died are not seated as phantoms. *Pending tables* are
+    a small journal for the matchmaker: a room created for a table but not yet seated is
+    noted, so if the matchmaker's node dies in between, the next lease holder finds and
+    abandons that room.
 """
 
 from __future__ import annotations
@@ -249,12 +252,24 @@ class LeagueStore(ABC):
     # The quick-play queue ---------------------------------------------------------------------
 
     @abstractmethod
-    async def enqueue(self, entry: QueueEntry, name: str) -> bool:
+    async def enqueue(self, entry: QueueEntry, name: str, *, now: float | None = None) -> bool:
         """Put the player in the queue, replacing any entry it had (one entry per player).
 
-        Returns False, changing nothing, while the player has a seat assignment not yet taken:
-        the caller should ``take_assignment`` and send the player to that room.
+        ``now`` (default: the entry's ``joined_at``) marks the entry as seen alive; see
+        ``touch_queue``. Returns False, changing nothing, while the player has a seat
+        assignment not yet taken: the caller should ``take_assignment`` and send the player to
+        that room.
         """
+
+    @abstractmethod
+    async def touch_queue(self, player_ids: Iterable[str], now: float) -> int:
+        """Mark these players' entries as seen alive at ``now`` (a node does this every few
+        seconds for the queued players connected to it); returns how many are queued."""
+
+    @abstractmethod
+    async def purge_queue(self, before: float) -> list[str]:
+        """Remove and return the players whose entries were last seen at or before ``before``:
+        their node died without dequeuing them, so they must not be seated."""
 
     @abstractmethod
     async def dequeue(self, player_id: str) -> bool:

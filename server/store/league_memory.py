@@ -59,6 +59,7 @@ class MemoryLeagueStore(LeagueStore):
         self._ladder_key: dict[str, tuple[int, str]] = {}
         self._queue: dict[str, str] = {}  # player id -> encoded entry
         self._queue_names: dict[str, str] = {}
+        self._queue_seen: dict[str, float] = {}
         # Expiry on the local monotonic clock: assignments never leave this process.
         self._assignments: dict[str, tuple[str, float]] = {}
         self._pending: dict[str, float] = {}
@@ -182,17 +183,39 @@ class MemoryLeagueStore(LeagueStore):
             return None
         return held[0]
 
-    async def enqueue(self, entry: QueueEntry, name: str) -> bool:
+    async def enqueue(self, entry: QueueEntry, name: str, *, now: float | None = None) -> bool:
         check_entry(entry)
+        seen = entry.joined_at if now is None else now
+        check_time(seen)
         if self._assignment(entry.player_id) is not None:
             return False
         self._queue[entry.player_id] = encode_entry(entry)
         self._queue_names[entry.player_id] = name
+        self._queue_seen[entry.player_id] = seen
         return True
 
-    async def dequeue(self, player_id: str) -> bool:
+    def _unqueue(self, player_id: str) -> bool:
         self._queue_names.pop(player_id, None)
+        self._queue_seen.pop(player_id, None)
         return self._queue.pop(player_id, None) is not None
+
+    async def dequeue(self, player_id: str) -> bool:
+        return self._unqueue(player_id)
+
+    async def touch_queue(self, player_ids: Iterable[str], now: float) -> int:
+        check_time(now)
+        touched = 0
+        for pid in set(player_ids):
+            if pid in self._queue:
+                self._queue_seen[pid] = now
+                touched += 1
+        return touched
+
+    async def purge_queue(self, before: float) -> list[str]:
+        gone = sorted(pid for pid, seen in self._queue_seen.items() if seen <= before)
+        for pid in gone:
+            self._unqueue(pid)
+        return gone
 
     async def queued(self, player_id: str) -> QueueEntry | None:
         encoded = self._queue.get(player_id)
@@ -224,8 +247,7 @@ class MemoryLeagueStore(LeagueStore):
             )
             if ok:
                 for pid in players:
-                    del self._queue[pid]
-                    self._queue_names.pop(pid, None)
+                    self._unqueue(pid)
                     self._assignments[pid] = (room_id, until)
                 self._pending.pop(room_id, None)
             seated.append(ok)

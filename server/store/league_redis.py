@@ -13,7 +13,8 @@ league lives on one shard, which its size (a few hashes and short lists per play
 - ``hearts:{league}:recent:ID`` list of game ids, newest first, capped
 - ``hearts:{league}:game:GAME`` hash: ``r`` record JSON, ``n`` nonce of the posting call
 - ``hearts:{league}:queue`` hash: id → ``"target|display|joined_at"``;
-  ``hearts:{league}:queue:names`` hash: id → name
+  ``hearts:{league}:queue:names`` hash: id → name; ``hearts:{league}:queue:seen`` sorted set:
+  id → when its node last said the player is still there
 - ``hearts:{league}:assign:ID`` string: the room id, with a TTL
 - ``hearts:{league}:pending`` hash: room id → time noted (the matchmaker's journal)
 """
@@ -100,11 +101,14 @@ class RedisLeagueStore(LeagueStore):
         self._ladder_key = f"{base}:ladder"
         self._queue_key = f"{base}:queue"
         self._queue_names_key = f"{base}:queue:names"
+        self._queue_seen_key = f"{base}:queue:seen"
         self._pending_key = f"{base}:pending"
         self._post_script = self._script("league_post.lua")
         self._ladder_script = self._script("league_ladder.lua")
         self._rank_script = self._script("league_rank.lua")
         self._enqueue_script = self._script("league_enqueue.lua")
+        self._dequeue_script = self._script("league_dequeue.lua")
+        self._purge_script = self._script("league_purge.lua")
         self._seat_script = self._script("league_seat.lua")
         self._stale_script = self._script("league_stale.lua")
 
@@ -238,26 +242,48 @@ class RedisLeagueStore(LeagueStore):
 
     # The quick-play queue ---------------------------------------------------------------------
 
-    async def enqueue(self, entry: QueueEntry, name: str) -> bool:
+    async def enqueue(self, entry: QueueEntry, name: str, *, now: float | None = None) -> bool:
         check_entry(entry)
+        seen = entry.joined_at if now is None else now
+        check_time(seen)
         with _errors():
             queued = await self._enqueue_script(
                 keys=[
                     self._queue_key,
                     self._queue_names_key,
+                    self._queue_seen_key,
                     self._key("assign", entry.player_id),
                 ],
-                args=[entry.player_id, encode_entry(entry), name],
+                args=[entry.player_id, encode_entry(entry), name, repr(float(seen))],
             )
         return bool(queued)
 
+    def _queue_keys(self) -> list[str]:
+        return [self._queue_key, self._queue_names_key, self._queue_seen_key]
+
     async def dequeue(self, player_id: str) -> bool:
         with _errors():
-            async with self._client.pipeline(transaction=True) as pipe:
-                pipe.hdel(self._queue_key, player_id)
-                pipe.hdel(self._queue_names_key, player_id)
-                removed, _ = await pipe.execute()
+            removed = await self._dequeue_script(keys=self._queue_keys(), args=[player_id])
         return bool(removed)
+
+    async def touch_queue(self, player_ids: Iterable[str], now: float) -> int:
+        check_time(now)
+        ids = list(dict.fromkeys(player_ids))
+        if not ids:
+            return 0
+        with _errors():
+            # XX: only players still queued (the seen set holds exactly the queued ones).
+            async with self._client.pipeline(transaction=True) as pipe:
+                pipe.zadd(self._queue_seen_key, dict.fromkeys(ids, float(now)), xx=True)
+                pipe.zmscore(self._queue_seen_key, ids)
+                _, scores = await pipe.execute()
+        return sum(score is not None for score in scores)
+
+    async def purge_queue(self, before: float) -> list[str]:
+        check_time(before)
+        with _errors():
+            gone = await self._purge_script(keys=self._queue_keys(), args=[repr(float(before))])
+        return sorted(_text(pid) for pid in gone)
 
     async def queued(self, player_id: str) -> QueueEntry | None:
         with _errors():
@@ -290,7 +316,7 @@ class RedisLeagueStore(LeagueStore):
         if not assignments:
             return []
         wanted = expected or {}
-        keys = [self._queue_key, self._queue_names_key, self._pending_key]
+        keys = [self._queue_key, self._queue_names_key, self._pending_key, self._queue_seen_key]
         args: list[str | int] = [max(1, math.ceil(self.assignment_ttl * 1000)), len(assignments)]
         for room_id, players in assignments:
             args += [room_id, len(players)]
