@@ -22,6 +22,8 @@ from typing import Any
 import websockets
 
 from .codec import JSON, MSGPACK, Codec
+from .shuffle import deal_context, new_secret, seat_commitment
+from .verify import verify_audit
 
 CLIENT_MAX_FRAME = 2**22  # views and audits are larger than any command
 
@@ -57,7 +59,14 @@ class HeartsClient:
         self.events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.frames: list[dict[str, Any]] = []  # every frame received, for inspection
         self.room: str | None = None
+        self.seat: int | None = None
         self.seq = 0
+        # The fair deal: this seat's shuffle secrets and what it was shown, per hand, and the
+        # verifier's verdict on each finished hand's audit ([] means verified).
+        self.own: dict[int, dict[str, Any]] = {}
+        self.verdicts: dict[int, list[str]] = {}
+        self._hand = 0
+        self._tasks: set[asyncio.Task[Any]] = set()
         self.closed: asyncio.Future[tuple[int | None, str]] = (
             asyncio.get_running_loop().create_future()
         )
@@ -105,6 +114,7 @@ class HeartsClient:
             raise CommandError(reply["code"], reply["message"], reply)
         if kind in ("join", "resume", "open_room") and "room" in reply:
             self.room = reply["room"]
+            self.seat = reply.get("seat")
             if "view" in reply:
                 self.seq = reply["view"]["seq"]
         return reply
@@ -122,6 +132,43 @@ class HeartsClient:
                     event["event"] == kind if isinstance(kind, str) else kind(event)
                 ):
                     return event
+
+    def _fair_deal(self, event: dict[str, Any]) -> None:
+        """Take part in every hand's commit-reveal shuffle and verify each hand's audit."""
+        name = event["event"]
+        if name == "replaced" and event.get("seat") == self.seat:
+            self.seat = None
+        elif name == "shuffle_commit" and self.seat is not None:
+            hand = event["hand"]
+            secret = new_secret()
+            self._hand = hand
+            self.own[hand] = {
+                "seat": self.seat,
+                "secret": secret.hex(),
+                "server_commitment": event["server_commitment"],
+            }
+            ctx = deal_context(event["game"], hand)
+            commitment = seat_commitment(ctx, self.seat, secret).hex()
+            self._background(self.request("commit", commitment=commitment))
+        elif name == "commitments" and event["hand"] in self.own:
+            record = self.own[event["hand"]]
+            record["commitments"] = event["commitments"]
+            self._background(self.request("reveal", secret=record["secret"]))
+        elif name == "dealt" and self._hand in self.own:
+            self.own[self._hand]["dealt"] = event["cards"]
+        elif name == "received" and self._hand in self.own:
+            self.own[self._hand]["received"] = event["cards"]
+        elif name == "passed" and self._hand in self.own:
+            self.own[self._hand]["passed"] = event["cards"]
+        elif name == "hand_audit":
+            self.verdicts[event["hand"]] = verify_audit(event["audit"], self.own.get(event["hand"]))
+
+    def _background(self, coro: Any) -> None:
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        # A refused commit or reveal only makes this seat absent for the hand.
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())
 
     async def _read(self) -> None:
         try:
@@ -141,6 +188,7 @@ class HeartsClient:
                         self.events.put_nowait({"event": "error", **message})
                 elif kind == "event":
                     self.seq = max(self.seq, message["seq"])
+                    self._fair_deal(message)
                     self.events.put_nowait(message)
         except websockets.ConnectionClosed:
             pass

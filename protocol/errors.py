@@ -32,6 +32,8 @@ ERRORS: dict[str, str] = {
     "not_bootable": "That seat cannot be booted now.",
     "not_in_queue": "You are not waiting in the quick-play queue.",
     "busy": "The room is busy; try again.",
+    "bad_reveal": "That secret does not match the commitment you sent.",
+    "audit_not_found": "No finished hand of this game has that number.",
     "internal_error": "Something went wrong on the server; the move was not made.",
     # The game (the rules engine's codes)
     "wrong_phase": "That move is not possible at this point of the game.",

@@ -81,6 +81,15 @@ def _three_cards(name: str, value: Any) -> int:
     return mask
 
 
+def _hex32(name: str, value: Any) -> bytes:
+    if not isinstance(value, str) or len(value) != 64:
+        raise ProtocolError("bad_field", f"{name} must be 64 hex digits (32 bytes).")
+    try:
+        return bytes.fromhex(value)
+    except ValueError:
+        raise ProtocolError("bad_field", f"{name} must be 64 hex digits (32 bytes).") from None
+
+
 def _options(name: str, value: Any) -> dict[str, Any]:
     if not isinstance(value, dict) or len(value) > 16:
         raise ProtocolError("bad_field", f"{name} must be a map of house-rule options.")
@@ -108,6 +117,9 @@ COMMANDS: dict[str, dict[str, tuple[Check, bool]]] = {
     "ping": {"t": (_number, False)},
     "pong": {"t": (_number, True)},
     "open_room": {"options": (_options, False)},
+    "commit": {"commitment": (_hex32, True)},
+    "reveal": {"secret": (_hex32, True)},
+    "audit": {"hand": (_int(1, 100_000), True)},
 }
 
 

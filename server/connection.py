@@ -21,6 +21,7 @@ from server.room.machine import (
     Boot,
     CallRevoke,
     ChooseMoon,
+    CommitSecret,
     Connect,
     Disconnect,
     Event,
@@ -30,6 +31,7 @@ from server.room.machine import (
     PassCards,
     PlayCard,
     Rematch,
+    RevealSecret,
     RoomError,
     Start,
 )
@@ -191,6 +193,12 @@ class Connection:
             await node.rooms.apply(room, Leave(player))
             await self.exit_room()
             return {}
+        if c.type == "audit":
+            state = await self._load(room)
+            audits = {a["hand"]: a for a in state.audits}
+            if c.args["hand"] not in audits:
+                raise ProtocolError("audit_not_found")
+            return {"audit": audits[c.args["hand"]]}
         if c.type == "hint":
             return {"hint": await node.hint(room, player)}
         commands = {
@@ -202,9 +210,12 @@ class Connection:
             "moon": lambda: ChooseMoon(player, c.args["choice"], lag),
             "revoke": lambda: CallRevoke(player, c.args["seat"]),
             "boot": lambda: Boot(player, c.args["seat"]),
+            "commit": lambda: CommitSecret(player, c.args["commitment"]),
+            "reveal": lambda: RevealSecret(player, c.args["secret"]),
         }
-        state, _ = await node.rooms.apply(room, commands[c.type]())
-        return {"seq": state.seq}
+        state, events = await node.rooms.apply(room, commands[c.type]())
+        # The step's events are first_seq..seq: a prompt before first_seq is already answered.
+        return {"seq": state.seq, "first_seq": state.seq - len(events) + 1}
 
     async def enter(self, room: str, resume_from: int | None) -> dict[str, Any]:
         """Join or resume a room: watch it, sit if a seat is free, get a view or missed events."""

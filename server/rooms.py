@@ -98,18 +98,26 @@ class RoomService:
                 raise RoomError("room_not_found", "No room has that code.")
             state = RoomState.from_bytes(snap.state)
             new, events = step(state, command, self.clock())
-            if not events:
-                return new, events
-            if await self._commit(room_id, snap.version, state.seq, new, events):
+            data = new.to_bytes()
+            if not events and data == snap.state:
+                return new, events  # nothing changed: nothing to store
+            if await self._commit(room_id, snap.version, state.seq, new, events, data):
                 return new, events
         raise RoomError("busy", "The room is busy; try again.")
 
     async def _commit(
-        self, room_id: str, version: int, seq: int, new: RoomState, events: list[Event]
+        self,
+        room_id: str,
+        version: int,
+        seq: int,
+        new: RoomState,
+        events: list[Event],
+        data: bytes | None = None,
     ) -> bool:
         stored = [StoredEvent(seq + k + 1, encode_event(e)) for k, e in enumerate(events)]
         deadline = next_deadline(new)
-        ok = await self.store.commit(room_id, version, new.to_bytes(), stored, deadline)
+        state = data if data is not None else new.to_bytes()
+        ok = await self.store.commit(room_id, version, state, stored, deadline)
         if ok and self.on_commit is not None:
             self.on_commit(room_id, deadline)
         return ok

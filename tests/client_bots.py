@@ -26,13 +26,16 @@ async def play_to_the_end(
             event = await client.next_event(lambda e: e["event"] in ("your_turn", "game_over"))
             if event["event"] == "game_over":
                 return event
+            if event["seq"] < getattr(client, "acted_seq", 0):
+                continue  # a prompt already answered (seen again after a resume)
             try:
                 if event["phase"] == "passing":
-                    await client.request("pass", cards=rng.sample(event["legal"], 3))
+                    reply = await client.request("pass", cards=rng.sample(event["legal"], 3))
                 elif event["phase"] == "playing":
-                    await client.request("play", card=rng.choice(event["legal"]))
+                    reply = await client.request("play", card=rng.choice(event["legal"]))
                 else:
-                    await client.request("moon", choice="others_26")
+                    reply = await client.request("moon", choice="others_26")
+                client.acted_seq = reply["first_seq"]  # type: ignore[attr-defined]
             except CommandError as e:
                 # Only a race with a clock may refuse a prompt's own choice.
                 assert e.code in ("wrong_phase", "not_your_turn", "not_seated"), e

@@ -5,11 +5,14 @@ from __future__ import annotations
 import random
 
 from protocol.cards import cards_in, mask_of_names
+from protocol.shuffle import deal_context, seat_commitment
 from server.room.game_view import game_view
 from server.room.machine import (
     BotAct,
     Command,
+    CommitSecret,
     Event,
+    RevealSecret,
     Tick,
     deciding_seats,
     new_room,
@@ -44,6 +47,29 @@ class Driver:
         self.events.extend(events)
         return events
 
+    def settle_shuffle(self) -> None:
+        """Every human seat commits, then reveals, its shuffle secret (as clients do)."""
+        sh = self.state.shuffle
+        if sh is None or sh["dealt"]:
+            return
+        ctx = deal_context(self.state.game_id, sh["hand"])
+        for phase in ("commit", "reveal"):
+            for j, kind in enumerate(list(self.state.shuffle["kinds"])):
+                seat = self.state.seats[j]
+                if kind != "human" or seat is None or seat.player is None:
+                    continue
+                secret = bytes([j + 1]) * 32
+                if phase == "commit" and self.state.shuffle["commitments"][j] is None:
+                    self.do(CommitSecret(seat.player, seat_commitment(ctx, j, secret)))
+                elif (
+                    phase == "reveal"
+                    and self.state.shuffle
+                    and self.state.shuffle["phase"] == "reveal"
+                ) and self.state.shuffle["secrets"][j] is None:
+                    self.do(RevealSecret(seat.player, secret))
+                if self.state.shuffle is None or self.state.shuffle["dealt"]:
+                    return
+
     def bot_moves(self) -> None:
         """Let every due bot act (a random legal choice from its own view)."""
         progressed = True
@@ -77,6 +103,7 @@ class Driver:
     def run_deadlines(self) -> None:
         """Jump to each next deadline and let it fire, until nothing is pending."""
         while True:
+            self.settle_shuffle()
             self.bot_moves()
             due = next_deadline(self.state)
             if due is None or self.state.status != "playing":

@@ -28,6 +28,9 @@ async def reconnect(server: ServerProcess, client: HeartsClient) -> HeartsClient
             await asyncio.sleep(0.1)
     back.identity = client.identity  # type: ignore[attr-defined]
     await back.request("resume", room=client.room, seq=client.seq)
+    # The missed events came before the answer; their prompts are stale now: act on the view.
+    while not back.events.empty():
+        back.events.get_nowait()
     return back
 
 
@@ -38,9 +41,12 @@ async def act_on_view(client: HeartsClient) -> None:
     if seat not in view["deciding"]:
         return
     if game["phase"] == "passing" and not game["passed"]:
-        await client.request("pass", cards=game["hand"][:3])
+        reply = await client.request("pass", cards=game["hand"][:3])
     elif game["phase"] == "playing" and game["turn"] == seat:
-        await client.request("play", card=game["legal"][0])
+        reply = await client.request("play", card=game["legal"][0])
+    else:
+        return
+    client.acted_seq = reply["first_seq"]  # type: ignore[attr-defined]
 
 
 async def test_sigkill_mid_hand_then_restart_the_game_goes_on(clean_redis: str) -> None:

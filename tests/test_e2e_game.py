@@ -32,7 +32,7 @@ def redis_server(clean_redis: str) -> Iterator[ServerProcess]:
 
 
 # Where card names are public: cards played, tricks taken, the finished hands' log.
-PUBLIC_EVENTS = {"card_played", "trick_won", "hand_over"}
+PUBLIC_EVENTS = {"card_played", "trick_won", "hand_over", "hand_audit"}
 PUBLIC_VIEW_KEYS = {"trick", "tricks", "hand_log"}
 
 
@@ -68,8 +68,26 @@ def own_cards_by_hand(client: HeartsClient) -> list[set[str]]:
     return hands
 
 
+def assert_no_early_secret(client: HeartsClient) -> None:
+    """No shuffle secret reaches a client before its hand's audit, and audits follow the hand."""
+    frames = client.frames
+    for k, f in enumerate(frames):
+        if f.get("event") != "hand_audit":
+            continue
+        audit = f["audit"]
+        over = [g for g in frames[:k] if g.get("event") == "hand_over" and g["hand"] == f["hand"]]
+        assert over, "an audit was published before its hand was over"
+        secrets = {audit["server_secret"]} | {s["secret"] for s in audit["seats"]}
+        own = client.own.get(f["hand"], {}).get("secret")
+        for earlier in frames[:k]:
+            text = repr(earlier)
+            leaked = {x for x in secrets - {own} if x in text}
+            assert not leaked, f"a secret of hand {f['hand']} was sent early in {earlier}"
+
+
 def assert_no_leak(client: HeartsClient) -> None:
     """No frame to this seat names a card it never held (outside public plays)."""
+    assert_no_early_secret(client)
     allowed: set[str] = set()
     hands = iter(own_cards_by_hand(client))
     for f in client.frames:
@@ -119,6 +137,11 @@ async def test_four_humans_play_a_whole_game(server: ServerProcess, binary: bool
     for c in clients:
         check_scores(results[0], c)
         assert_no_leak(c)
+        # Every seat took part in every deal and verified every hand with the verifier.
+        hands = len([f for f in c.frames if f.get("event") == "hand_over"])
+        assert len(c.verdicts) == hands and all(v == [] for v in c.verdicts.values()), c.verdicts
+        audits = [f["audit"] for f in c.frames if f.get("event") == "hand_audit"]
+        assert all(s["kind"] == "human" for a in audits for s in a["seats"])
         await c.close()
 
 

@@ -39,6 +39,7 @@ def seated_game(
     d.do(Connect("p0", "c0"))
     d.do(FillBots("p0"))
     d.do(Start("p0"))
+    d.settle_shuffle()
     return d
 
 
@@ -65,6 +66,7 @@ def test_only_the_host_fills_bots_and_starts_and_only_when_full() -> None:
     d.do(FillBots("p0"))
     assert [s.is_bot for s in d.state.seats] == [False, False, True, True]
     d.do(Start("p0"))
+    d.settle_shuffle()
     assert d.state.status == "playing" and d.phase is Phase.PASSING
 
 

@@ -12,11 +12,18 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
+from protocol.audit import build_audit
 from protocol.cards import card_name, names_of
-from protocol.shuffle import bot_secret
+from protocol.shuffle import (
+    SeatSecret,
+    derive_deck,
+    seat_commitment,
+    secrets_for_seats,
+    server_commitment,
+)
 from server.rules import Game, IllegalMove, Phase, deal_from_deck, mask_of, points_in
 
-from .dealing import deck_for, hand_context, server_secret
+from .dealing import hand_context, server_secret
 from .game_view import DIRECTION_NAMES, names_of_seq
 from .state import RoomState, Seat, TableOptions
 
@@ -112,6 +119,18 @@ class CallRevoke:
 
 
 @dataclass(frozen=True, slots=True)
+class CommitSecret:
+    player: str
+    commitment: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class RevealSecret:
+    player: str
+    secret: bytes
+
+
+@dataclass(frozen=True, slots=True)
 class Boot:
     player: str
     seat: int
@@ -181,6 +200,8 @@ def next_deadline(state: RoomState) -> float | None:
     times: list[float] = []
     if state.next_hand_at is not None:
         times.append(state.next_hand_at)
+    if state.shuffle is not None and not state.shuffle["dealt"]:
+        times.append(state.shuffle["deadline"])
     clocks = state.options.clocks
     live = state.options.pace == "live"
     humans_present = _connected_humans(state)
@@ -455,9 +476,14 @@ class _Step:
     def _Tick(self, c: Tick) -> None:
         st = self.state
         now = self.now
-        if st.next_hand_at is not None and now >= st.next_hand_at:
-            st.next_hand_at = None
-            self._deal()
+        sh = st.shuffle
+        if sh is not None and not sh["dealt"] and now >= sh["deadline"]:
+            # Seats that did not commit or reveal in time get the stand-in secret.
+            for j in range(4):
+                if sh["kinds"][j] == "human" and sh["secrets"][j] is None:
+                    sh["kinds"][j] = "absent"
+            self._shuffle_progress()
+        self._try_deal()
         if st.status != "playing" or st.options.pace != "live":
             return
         clocks = st.options.clocks
@@ -528,20 +554,127 @@ class _Step:
         st.game = Game(st.options.rules)
         st.status = "playing"
         st.hand_log = []
+        st.audits = []
         self.emit(
             ALL, "game_started", game=st.game_id, number=st.game_number, options=st.options.public()
         )
+        self._prepare_hand(0.0)
+
+    # -- the commit-reveal shuffle (DESIGN.md "The shuffle") -----------------------------------
+
+    def _prepare_hand(self, delay: float) -> None:
+        """Open the next hand's shuffle: the server commits; human seats commit, then reveal."""
+        st = self.state
+        number = self._game().hand_number + 1
+        ctx = hand_context(st.game_id, number)
+        kinds = ["bot" if s is None or s.is_bot else "human" for s in st.seats]
+        st.next_hand_at = self.now + delay if delay > 0 else None
+        st.shuffle = {
+            "hand": number,
+            "phase": "commit",
+            "deadline": self.now + st.options.clocks.shuffle,
+            "kinds": kinds,
+            "commitments": [None, None, None, None],
+            "secrets": [None, None, None, None],
+            "dealt": False,
+        }
+        if "human" in kinds:
+            self.emit(
+                ALL,
+                "shuffle_commit",
+                game=st.game_id,
+                hand=number,
+                server_commitment=server_commitment(ctx, server_secret(st.seed, ctx)).hex(),
+                deadline=st.shuffle["deadline"],
+            )
+        self._shuffle_progress()
+
+    def _CommitSecret(self, c: CommitSecret) -> None:
+        i = self._seat(c.player)
+        sh = self.state.shuffle
+        if sh is None or sh["dealt"] or sh["phase"] != "commit" or sh["kinds"][i] != "human":
+            raise RoomError("wrong_phase", "No shuffle is waiting for your commitment.")
+        if sh["commitments"][i] is not None:
+            raise RoomError("wrong_phase", "You have already committed to this hand's shuffle.")
+        sh["commitments"][i] = c.commitment.hex()
+        self.emit(ALL, "shuffle_committed", seat=i)
+        self._shuffle_progress()
+
+    def _RevealSecret(self, c: RevealSecret) -> None:
+        i = self._seat(c.player)
+        sh = self.state.shuffle
+        if sh is None or sh["dealt"] or sh["phase"] != "reveal" or sh["kinds"][i] != "human":
+            raise RoomError("wrong_phase", "No shuffle is waiting for your secret.")
+        if sh["secrets"][i] is not None:
+            raise RoomError("wrong_phase", "You have already revealed your secret.")
+        ctx = hand_context(self.state.game_id, sh["hand"])
+        if seat_commitment(ctx, i, c.secret).hex() != sh["commitments"][i]:
+            raise RoomError("bad_reveal", "That secret does not match your commitment.")
+        sh["secrets"][i] = c.secret.hex()
+        self.emit(ALL, "shuffle_revealed", seat=i)  # that it did, never what
+        self._shuffle_progress()
+
+    def _shuffle_progress(self) -> None:
+        """Move the shuffle on when every human seat has done its part (or is an absent seat)."""
+        st = self.state
+        sh = st.shuffle
+        if sh is None or sh["dealt"]:
+            return
+        kinds = sh["kinds"]
+        if sh["phase"] == "commit":
+            if any(k == "human" and sh["commitments"][j] is None for j, k in enumerate(kinds)):
+                return
+            sh["phase"] = "reveal"
+            if "human" in kinds:
+                # Only now, with every commitment fixed, may anyone reveal.
+                sh["deadline"] = self.now + st.options.clocks.shuffle
+                self.emit(
+                    ALL,
+                    "commitments",
+                    game=st.game_id,
+                    hand=sh["hand"],
+                    commitments=[
+                        c if kinds[j] == "human" else None for j, c in enumerate(sh["commitments"])
+                    ],
+                    deadline=sh["deadline"],
+                )
+        self._try_deal()
+
+    def _shuffle_seats(self) -> list[SeatSecret]:
+        sh = self.state.shuffle
+        assert sh is not None
+        seats = []
+        for j, kind in enumerate(sh["kinds"]):
+            commitment = bytes.fromhex(sh["commitments"][j]) if sh["commitments"][j] else None
+            if kind == "human":
+                seats.append(SeatSecret("human", bytes.fromhex(sh["secrets"][j]), commitment))
+            elif kind == "absent":
+                seats.append(SeatSecret("absent", None, commitment))
+            else:
+                seats.append(SeatSecret("bot"))
+        return seats
+
+    def _try_deal(self) -> None:
+        st = self.state
+        sh = st.shuffle
+        if sh is None or sh["dealt"] or sh["phase"] != "reveal":
+            return
+        if any(k == "human" and sh["secrets"][j] is None for j, k in enumerate(sh["kinds"])):
+            return
+        if st.next_hand_at is not None and self.now < st.next_hand_at:
+            return
+        st.next_hand_at = None
+        sh["dealt"] = True
         self._deal()
 
     def _deal(self) -> None:
         st = self.state
         game = self._game()
-        number = game.hand_number + 1
-        ctx = hand_context(st.game_id, number)
+        sh = st.shuffle
+        assert sh is not None
+        ctx = hand_context(st.game_id, sh["hand"])
         secret = server_secret(st.seed, ctx)
-        # Until seats reveal their own secrets, the server stands in for every seat.
-        seat_secrets = [bot_secret(ctx, secret, j) for j in range(4)]
-        deck = deck_for(st.seed, st.game_id, number, seat_secrets)
+        deck = derive_deck(ctx, secret, secrets_for_seats(ctx, secret, self._shuffle_seats()))
         hand = game.start_hand(deal_from_deck(deck))
         for seat in st.seats:
             assert seat is not None
@@ -552,13 +685,39 @@ class _Step:
         self.emit(
             ALL,
             "hand_started",
-            number=number,
+            number=game.hand_number,
             pass_direction=DIRECTION_NAMES[hand.direction],
             scores=game.scores.copy(),
+            absent=[j for j, k in enumerate(sh["kinds"]) if k == "absent"],
         )
         for s in range(4):
             self.emit(s, "dealt", cards=names_of(hand.hands[s]))
         self._update_turns()
+
+    def _publish_audit(self) -> None:
+        """After the hand, every secret is published so any player can re-derive the deal."""
+        st = self.state
+        game = self._game()
+        hand = game.hand
+        sh = st.shuffle
+        if hand is None or sh is None or not sh["dealt"]:
+            return
+        tricks: list[tuple[int, list[int]]] = [(t[0], list(t[1:])) for t in hand.tricks]
+        if hand.trick:
+            tricks.append((hand.leader, list(hand.trick)))
+        audit = build_audit(
+            st.game_id,
+            sh["hand"],
+            server_secret(st.seed, hand_context(st.game_id, sh["hand"])),
+            self._shuffle_seats(),
+            None if hand.direction == 0 else list(hand.passes),
+            tricks,
+            deal=list(hand.dealt),
+            pass_direction=DIRECTION_NAMES[hand.direction],
+        )
+        st.audits.append(audit)
+        st.shuffle = None
+        self.emit(ALL, "hand_audit", hand=audit["hand"], audit=audit)
 
     def _after_move(self) -> None:
         st = self.state
@@ -578,6 +737,7 @@ class _Step:
             }
             st.hand_log.append(entry)
             self.emit(ALL, "hand_over", **entry)
+            self._publish_audit()
             for seat in st.seats:
                 assert seat is not None
                 seat.turn_since = None
@@ -592,11 +752,7 @@ class _Step:
                     departures=st.departures.copy(),
                 )
                 return
-            delay = st.options.clocks.between_hands
-            if delay > 0:
-                st.next_hand_at = self.now + delay
-            else:
-                self._deal()
+            self._prepare_hand(st.options.clocks.between_hands)
             return
         self._update_turns()
 
@@ -658,6 +814,16 @@ class _Step:
         self.emit(ALL, "replaced", seat=i, reason=reason, by=by, name=st.seats[i].name, level=level)  # type: ignore[union-attr]
         if i in deciding_seats(st):
             st.seats[i].bot_due = self.now + st.options.clocks.bot_think  # type: ignore[union-attr]
+        sh = st.shuffle
+        if (
+            sh is not None
+            and not sh["dealt"]
+            and sh["kinds"][i] == "human"
+            and sh["secrets"][i] is None
+        ):
+            # The player is gone before revealing: a committed seat is absent, else a bot's.
+            sh["kinds"][i] = "absent" if sh["commitments"][i] else "bot"
+            self._shuffle_progress()
 
 
 def new_room(

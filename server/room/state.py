@@ -30,6 +30,7 @@ class Clocks:
     lag_cap: float = 1.0
     bot_think: float = 0.8
     between_hands: float = 2.0
+    shuffle: float = 5.0  # to commit and to reveal a shuffle secret, each
     correspondence_wait: float = 48 * 3600.0
 
 
@@ -143,6 +144,9 @@ class RoomState:
     departures: list[dict[str, Any]] = field(default_factory=list)
     hand_log: list[dict[str, Any]] = field(default_factory=list)  # finished hands of this game
     rated_posted: bool = False
+    # The current hand's commit-reveal shuffle (secrets stay here until the hand's audit).
+    shuffle: dict[str, Any] | None = None
+    audits: list[dict[str, Any]] = field(default_factory=list)  # one per finished hand
 
     def seat_of(self, player: str) -> int | None:
         for i, seat in enumerate(self.seats):
@@ -174,6 +178,8 @@ class RoomState:
             "departures": self.departures,
             "hand_log": self.hand_log,
             "rated_posted": self.rated_posted,
+            "shuffle": self.shuffle,
+            "audits": self.audits,
         }
         return msgpack.packb(value, use_bin_type=True)
 
@@ -197,4 +203,6 @@ class RoomState:
             departures=v["departures"],
             hand_log=v["hand_log"],
             rated_posted=v["rated_posted"],
+            shuffle=v["shuffle"],
+            audits=v["audits"],
         )
