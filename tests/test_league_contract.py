@@ -346,18 +346,24 @@ async def test_an_untaken_assignment_expires(league_factory: LeagueFactory) -> N
     assert await league.enqueue(entry("a"), "A")
 
 
-async def test_pending_tables_are_cleared_by_seating_or_taken_when_stale(
+async def test_pending_tables_are_cleared_by_seating_or_marked_when_stale(
     league: LeagueStore,
 ) -> None:
-    for pid in "ab":
+    for pid in "abc":
         await league.enqueue(entry(pid), pid)
     await league.note_table("r1", 10.0)
     await league.note_table("r2", 20.0)
     await league.note_table("r3", 30.0)
+    await league.note_table("r4", 40.0)
     assert await league.seat_tables([("r1", ["a"]), ("r2", ["gone"])]) == [True, False]
     # r1 was seated: no longer pending. r2 failed: its note stays for the abandoner.
     assert await league.take_stale_tables(25.0) == ["r2"]
-    assert await league.take_stale_tables(25.0) == []  # taken once
+    # Marked rooms are returned again until forgotten (the abandoner may have died).
+    assert await league.take_stale_tables(35.0) == ["r2", "r3"]
+    # A room being abandoned is never seated, even by a slow matchmaker that created it.
+    assert await league.seat_tables([("r3", ["b"]), ("r4", ["c"])]) == [False, True]
+    assert await league.queued("b") is not None
+    await league.forget_table("r2")
     await league.forget_table("r3")
     assert await league.take_stale_tables(1e12) == []
 

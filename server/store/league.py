@@ -300,7 +300,8 @@ class LeagueStore(ABC):
         ``expected`` is given, still with exactly that entry (same target, rating and join
         time, so a player who re-queued for another target meanwhile is not seated by a stale
         decision). Then its players leave the queue, each gets the room id as its assignment
-        and the room's pending-table note is cleared. A failed table changes nothing (its
+        and the room's pending-table note is cleared. A table whose room is marked as being
+        abandoned (``take_stale_tables``) is not seated. A failed table changes nothing (its
         pending note stays until ``forget_table``). A player can therefore be seated at most
         once, even by two matchmakers racing.
         """
@@ -325,7 +326,13 @@ class LeagueStore(ABC):
 
     @abstractmethod
     async def take_stale_tables(self, before: float) -> list[str]:
-        """Remove and return the rooms noted at or before ``before`` and never seated."""
+        """Mark the rooms noted at or before ``before`` as being abandoned and return every
+        room so marked and not yet forgotten (also ones marked by an earlier call whose caller
+        died before ``forget_table``).
+
+        ``seat_tables`` never seats a marked room, so a room is either seated or abandoned,
+        never both, even if the matchmaker that created it was only slow, not dead.
+        """
 
     # Lifecycle -----------------------------------------------------------------------------
 

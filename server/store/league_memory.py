@@ -62,7 +62,7 @@ class MemoryLeagueStore(LeagueStore):
         self._queue_seen: dict[str, float] = {}
         # Expiry on the local monotonic clock: assignments never leave this process.
         self._assignments: dict[str, tuple[str, float]] = {}
-        self._pending: dict[str, float] = {}
+        self._pending: dict[str, float | None] = {}  # room -> time noted; None: abandoning
 
     # Ratings and games ---------------------------------------------------------------------
 
@@ -241,7 +241,8 @@ class MemoryLeagueStore(LeagueStore):
         until = time.monotonic() + self.assignment_ttl
         seated: list[bool] = []
         for room_id, players in assignments:
-            ok = all(
+            abandoning = room_id in self._pending and self._pending[room_id] is None
+            ok = not abandoning and all(
                 pid in self._queue and (pid not in wanted or self._queue[pid] == wanted[pid])
                 for pid in players
             )
@@ -275,10 +276,11 @@ class MemoryLeagueStore(LeagueStore):
         self._pending.pop(room_id, None)
 
     async def take_stale_tables(self, before: float) -> list[str]:
-        stale = sorted(room for room, at in self._pending.items() if at <= before)
-        for room in stale:
-            del self._pending[room]
-        return stale
+        check_time(before)
+        for room, at in self._pending.items():
+            if at is not None and at <= before:
+                self._pending[room] = None
+        return sorted(room for room, at in self._pending.items() if at is None)
 
     async def close(self) -> None:
         pass

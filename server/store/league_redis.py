@@ -16,7 +16,8 @@ league lives on one shard, which its size (a few hashes and short lists per play
   ``hearts:{league}:queue:names`` hash: id → name; ``hearts:{league}:queue:seen`` sorted set:
   id → when its node last said the player is still there
 - ``hearts:{league}:assign:ID`` string: the room id, with a TTL
-- ``hearts:{league}:pending`` hash: room id → time noted (the matchmaker's journal)
+- ``hearts:{league}:pending`` hash: room id → time noted, or ``-`` once it is being
+  abandoned (the matchmaker's journal)
 """
 
 from __future__ import annotations

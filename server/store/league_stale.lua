@@ -1,12 +1,13 @@
--- Take the pending tables noted at or before ARGV[1]: remove and return their room ids.
--- KEYS[1] pending tables hash (room id -> time noted).
+-- Mark the pending tables noted at or before ARGV[1] as being abandoned ("-") and return every
+-- room so marked. KEYS[1] pending tables hash (room id -> time noted, or "-": abandoning).
 local before = tonumber(ARGV[1])
 local all = redis.call('HGETALL', KEYS[1])
-local stale = {}
+local marked = {}
 for i = 1, #all, 2 do
-  if tonumber(all[i + 1]) <= before then
-    stale[#stale + 1] = all[i]
-    redis.call('HDEL', KEYS[1], all[i])
+  local at = all[i + 1]
+  if at == '-' or tonumber(at) <= before then
+    if at ~= '-' then redis.call('HSET', KEYS[1], all[i], '-') end
+    marked[#marked + 1] = all[i]
   end
 end
-return stale
+return marked
