@@ -43,7 +43,7 @@ class Node:
         self.tokens = Tokens(settings.secret)
         self.bots = BotPool(settings.bot_workers)
         self.rooms = RoomService(self.store, self.bots)
-        self.scheduler = Scheduler(self.rooms, settings.scheduler_interval)
+        self.scheduler = Scheduler(self.rooms, settings.scheduler_interval, settings.outage_after)
         self.hub = Hub(self.store)
         self.connections: set[Connection] = set()
         self.sockets: set[WebSocket] = set()

@@ -25,6 +25,7 @@ from server.room.machine import (
     Command,
     Event,
     RoomError,
+    ShiftClocks,
     Tick,
     deciding_seats,
     new_room,
@@ -38,6 +39,8 @@ log = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 25
 TICK_LEASE = 10.0
+HEARTBEAT_EVERY = 1.0
+OUTAGE_GRACE = 3.0  # beyond the downtime itself, a few seconds to reconnect after an outage
 
 
 def encode_event(event: Event) -> bytes:
@@ -65,6 +68,13 @@ class RoomService:
         self.bots = bots
         self.clock = clock  # wall clock of NTP-synchronized nodes: never a persisted monotonic()
         self.on_commit: Callable[[str, float | None], None] | None = None
+        self.outage: tuple[float, float] | None = None  # the last outage (ended, delta)
+
+    def _catch_up(self, state: RoomState, now: float) -> tuple[RoomState, list[Event]]:
+        """Give the room back the last outage's downtime before anything else happens."""
+        if self.outage is None or state.outage_seen >= self.outage[0]:
+            return state, []
+        return step(state, ShiftClocks(*self.outage), now)
 
     async def create(
         self, *, kind: str, host: str | None, host_name: str | None, options: TableOptions
@@ -97,7 +107,10 @@ class RoomService:
             if snap is None:
                 raise RoomError("room_not_found", "No room has that code.")
             state = RoomState.from_bytes(snap.state)
-            new, events = step(state, command, self.clock())
+            now = self.clock()
+            shifted, early = self._catch_up(state, now)
+            new, events = step(shifted, command, now)
+            events = early + events
             data = new.to_bytes()
             if not events and data == snap.state:
                 return new, events  # nothing changed: nothing to store
@@ -130,8 +143,8 @@ class RoomService:
                 return
             state = RoomState.from_bytes(snap.state)
             start_seq = state.seq
-            events: list[Event] = []
             now = self.clock()
+            state, events = self._catch_up(state, now)
             # Bots first: a bot whose think time is over moves, then the clocks run.
             for _ in range(8):
                 moved = False
@@ -176,9 +189,10 @@ class Scheduler:
     is already due is ticked at once by the node that made it (no polling delay for bots).
     """
 
-    def __init__(self, rooms: RoomService, interval: float) -> None:
+    def __init__(self, rooms: RoomService, interval: float, outage_threshold: float = 5.0) -> None:
         self.rooms = rooms
         self.interval = interval
+        self.outage_threshold = outage_threshold  # a heartbeat gap longer than this is an outage
         self._task: asyncio.Task[None] | None = None
         self._running: dict[str, asyncio.Task[None]] = {}
         self._again: set[str] = set()
@@ -200,13 +214,21 @@ class Scheduler:
                 await self._task
 
     async def _recover_downtime(self) -> None:
-        """After a whole-service outage, push deadlines back so nobody is booted for it."""
+        """After a whole-service outage, push deadlines back so nobody is booted for it.
+
+        The heartbeat swap is atomic, so exactly one starting node sees the gap; it shifts the
+        deadline set and records the outage, which every room applies to its own clocks the
+        next time it steps (on any node).
+        """
+        store = self.rooms.store
         now = self.rooms.clock()
-        last = await self.rooms.store.heartbeat(now)
-        if last is not None and now - last > 5.0:
-            shift = now - last + 3.0
-            moved = await self.rooms.store.shift_deadlines(shift)
+        last = await store.heartbeat(now)
+        if last is not None and now - last > self.outage_threshold:
+            shift = now - last + OUTAGE_GRACE
+            moved = await store.shift_deadlines(shift)
+            await store.record_outage(now, shift)
             log.warning("service was down %.1fs: pushed %d deadlines back", now - last, moved)
+        self.rooms.outage = await store.last_outage()
 
     async def _loop(self) -> None:
         store = self.rooms.store
@@ -214,7 +236,7 @@ class Scheduler:
         while True:
             try:
                 now = self.rooms.clock()
-                if now - beat > 1.0:
+                if now - beat > HEARTBEAT_EVERY:
                     await store.heartbeat(now)
                     beat = now
                 due = await store.claim_due(now, 64, TICK_LEASE)

@@ -134,3 +134,28 @@ async def test_a_clock_fires_on_another_node_after_its_node_is_killed(clean_redi
     finally:
         one.stop()
         two.stop()
+
+
+async def test_after_a_whole_service_outage_nobody_is_booted_for_the_downtime(
+    clean_redis: str,
+) -> None:
+    clocks = {"HEARTS_GRACE_PASS": "1", "HEARTS_BANK": "1", "HEARTS_OUTAGE_AFTER": "1"}
+    first = node(clean_redis, **clocks)
+    player = await new_player(first, "Patient")
+    room = await open_table(first, player)
+    await player.request("fill_bots", level="random")
+    await player.request("start")
+    prompt = await player.next_event("your_turn")
+    first.kill()
+    await asyncio.sleep(3.5)  # longer than grace + bank: the clock would have run out
+    second = ServerProcess(redis_url=clean_redis, port=first.port, **clocks).start()
+    try:
+        back = await reconnect(second, player)
+        view = (await back.request("view"))["view"]
+        assert view["seats"][0]["bot"] is False, "booted for the server's outage"
+        assert view["seats"][0]["out_of_time"] is False
+        await back.request("pass", cards=prompt["legal"][:3])
+        assert room == back.room
+        await back.close()
+    finally:
+        second.stop()

@@ -295,3 +295,20 @@ def test_moon_choice_unanswered_picks_others_26() -> None:
     assert any(e.type == "moon_chosen" and e.data.get("timeout") for e in d.events)
     assert d.state.game.history[-1] == [0, 26, 26, 26]
     assert d.state.game.phase is not Phase.MOON_CHOICE
+
+
+def test_an_outage_is_given_back_to_every_clock_once() -> None:
+    from server.room.machine import ShiftClocks
+
+    d = seated_game(humans=1, clocks=CLOCKS)
+    d.run_deadlines()
+    since = d.state.seats[0].turn_since
+    due = next_deadline(d.state)
+    d.do(ShiftClocks(outage=5000.0, delta=120.0))
+    assert d.state.seats[0].turn_since == since + 120
+    assert next_deadline(d.state) == due + 120
+    d.do(ShiftClocks(outage=5000.0, delta=120.0))  # the same outage again: nothing moves
+    assert d.state.seats[0].turn_since == since + 120
+    d.now = due + 60  # past the old deadline, within the new one: not out of time
+    d.do(Tick())
+    assert d.state.seats[0].out_of_time_at is None and not d.state.seats[0].is_bot

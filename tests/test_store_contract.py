@@ -545,3 +545,12 @@ async def test_redis_unreachable_store_raises_store_unavailable() -> None:
         with pytest.raises(StoreUnavailable):
             await store.load_room("r1")
         await store.close()
+
+
+async def test_an_outage_is_recorded_for_every_node(store_factory: StoreFactory) -> None:
+    store = store_factory()
+    assert await store.last_outage() is None
+    await store.record_outage(1000.5, 42.25)
+    assert await store_factory.peer(store).last_outage() == (1000.5, 42.25)
+    await store.record_outage(2000.0, 3.0)
+    assert await store.last_outage() == (2000.0, 3.0)

@@ -151,6 +151,14 @@ class Tick:
 
 
 @dataclass(frozen=True, slots=True)
+class ShiftClocks:
+    """After a whole-service outage ending at ``outage``: push every deadline back by ``delta``."""
+
+    outage: float
+    delta: float
+
+
+@dataclass(frozen=True, slots=True)
 class SeatPlayers:
     """Quick play: the matchmaker seats four entries (a player id and name, or a bot level)."""
 
@@ -455,6 +463,26 @@ class _Step:
         else:
             self.emit(ALL, "moon_chosen", seat=i, choice=value)
         self._after_move()
+
+    def _ShiftClocks(self, c: ShiftClocks) -> None:
+        st = self.state
+        if st.outage_seen >= c.outage:
+            return
+        st.outage_seen = c.outage
+        d = c.delta
+        if st.next_hand_at is not None:
+            st.next_hand_at += d
+        if st.shuffle is not None:
+            st.shuffle["deadline"] += d
+        for seat in st.seats:
+            if seat is None:
+                continue
+            # Every time a clock is measured from moves on, so nobody pays for the outage.
+            for name in ("turn_since", "out_of_time_at", "away_since", "bot_due"):
+                value = getattr(seat, name)
+                if value is not None:
+                    setattr(seat, name, value + d)
+        self.emit(ALL, "clocks_shifted", by=d)
 
     def _Boot(self, c: Boot) -> None:
         st = self.state

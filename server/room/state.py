@@ -147,6 +147,7 @@ class RoomState:
     # The current hand's commit-reveal shuffle (secrets stay here until the hand's audit).
     shuffle: dict[str, Any] | None = None
     audits: list[dict[str, Any]] = field(default_factory=list)  # one per finished hand
+    outage_seen: float = 0.0  # the last whole-service outage whose downtime was given back
 
     def seat_of(self, player: str) -> int | None:
         for i, seat in enumerate(self.seats):
@@ -180,6 +181,7 @@ class RoomState:
             "rated_posted": self.rated_posted,
             "shuffle": self.shuffle,
             "audits": self.audits,
+            "outage_seen": self.outage_seen,
         }
         return msgpack.packb(value, use_bin_type=True)
 
@@ -205,4 +207,5 @@ class RoomState:
             rated_posted=v["rated_posted"],
             shuffle=v["shuffle"],
             audits=v["audits"],
+            outage_seen=v["outage_seen"],
         )

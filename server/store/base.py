@@ -193,6 +193,18 @@ class RoomStore(ABC):
         """
 
     @abstractmethod
+    async def record_outage(self, ended: float, delta: float) -> None:
+        """Remember the last whole-service outage: when the service came back, and the shift.
+
+        Rooms shift the deadlines inside their own state by ``delta`` when they next step,
+        once per outage (they remember ``ended``).
+        """
+
+    @abstractmethod
+    async def last_outage(self) -> tuple[float, float] | None:
+        """``(ended, delta)`` of the last recorded outage, or None."""
+
+    @abstractmethod
     async def acquire_lease(self, name: str, holder: str, ttl: float) -> bool:
         """Take the named lease for ``ttl`` seconds, or renew it if ``holder`` already holds it.
 

@@ -92,6 +92,7 @@ class MemoryRoomStore(RoomStore):
         self._subscribers: dict[str, set[MemorySubscriber]] = {}
         self._open_subscribers: set[MemorySubscriber] = set()
         self._heartbeat: float | None = None
+        self._outage: tuple[float, float] | None = None
         self._leases: dict[str, tuple[str, float]] = {}
         self._closed = False
 
@@ -218,6 +219,12 @@ class MemoryRoomStore(RoomStore):
             self._deadlines[room_id] += delta
         self._rebuild_heap()
         return len(self._deadlines)
+
+    async def record_outage(self, ended: float, delta: float) -> None:
+        self._outage = (ended, delta)
+
+    async def last_outage(self) -> tuple[float, float] | None:
+        return self._outage
 
     async def acquire_lease(self, name: str, holder: str, ttl: float) -> bool:
         # A lease's expiry never leaves the process, so the local monotonic clock is right here.

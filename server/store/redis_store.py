@@ -265,6 +265,18 @@ class RedisRoomStore(RoomStore):
                 await self._shift_script(keys=[self._deadlines_key], args=[repr(float(delta))])
             )
 
+    async def record_outage(self, ended: float, delta: float) -> None:
+        with _errors():
+            await self._client.set(f"{self.prefix}:outage", f"{ended!r} {delta!r}")
+
+    async def last_outage(self) -> tuple[float, float] | None:
+        with _errors():
+            raw = await self._client.get(f"{self.prefix}:outage")
+        if raw is None:
+            return None
+        ended, delta = (raw.decode() if isinstance(raw, bytes) else raw).split()
+        return float(ended), float(delta)
+
     # Leases ----------------------------------------------------------------------------------
 
     async def acquire_lease(self, name: str, holder: str, ttl: float) -> bool:
