@@ -1,0 +1,110 @@
+// The lobby: choosing a name, opening a friends' table with house rules, joining by an invite
+// code, and quick play and the ladder once the server offers them (app.js finds out by trying
+// their commands: an `unknown_type` answer means "not on this server yet").
+
+import { h } from "./table.js";
+
+const $ = (sel) => document.querySelector(sel);
+
+export class Lobby {
+  /** actions: {saveName(name), openRoom(options), joinCode(code), quickPlay(target), cancelQueue()} */
+  constructor(actions) {
+    this.actions = actions;
+    $("#name-form").addEventListener("submit", (e) => {
+      e.preventDefault();
+      const name = $("#name-input").value.trim();
+      if (name) this.actions.saveName(name);
+    });
+    $("#name-change").addEventListener("click", () => {
+      $("#name-form").hidden = false;
+      $("#name-current").hidden = true;
+      $("#name-input").focus();
+    });
+    $("#room-form").addEventListener("submit", (e) => {
+      e.preventDefault();
+      this.actions.openRoom({
+        target: Number($("#opt-target").value),
+        moon: $("#opt-moon").value,
+        revokes: $("#opt-revokes").value,
+        tie: $("#opt-tie").value,
+        pace: $("#opt-pace").value,
+        hints: $("#opt-hints").checked,
+      });
+    });
+    $("#code-form").addEventListener("submit", (e) => {
+      e.preventDefault();
+      const raw = $("#code-input").value.trim();
+      const code = (raw.match(/\/r\/([A-Za-z0-9_-]+)/) || [null, raw])[1];
+      if (/^[A-Za-z0-9_-]{4,40}$/.test(code)) this.actions.joinCode(code);
+      else this.error("That does not look like an invite link or a table code.");
+    });
+    $("#quick-form").addEventListener("submit", (e) => {
+      e.preventDefault();
+      this.actions.quickPlay(Number($("#quick-target").value));
+    });
+    $("#quick-cancel").addEventListener("click", () => this.actions.cancelQueue());
+  }
+
+  show(guest, { joining = null } = {}) {
+    $("#lobby").hidden = false;
+    const named = Boolean(guest);
+    $("#name-form").hidden = named;
+    $("#name-current").hidden = !named;
+    $("#lobby-play").hidden = !named || Boolean(joining);
+    if (named) $("#name-shown").textContent = guest.name;
+    else if (!$("#name-input").value) $("#name-input").value = "";
+    const note = $("#join-note");
+    note.hidden = !joining;
+    note.textContent = joining ? `Choose a name to join the table ${joining}.` : "";
+    if (!named) $("#name-input").focus();
+  }
+
+  hide() {
+    $("#lobby").hidden = true;
+  }
+
+  busy(flag) {
+    for (const el of document.querySelectorAll("#lobby button[type=submit]")) el.disabled = flag;
+    if (!flag) this.setQuick(this.quick);
+  }
+
+  error(message) {
+    const el = $("#lobby-error");
+    el.hidden = !message;
+    el.textContent = message || "";
+  }
+
+  /** Quick play: "unknown" while checking, "off" when the server lacks it, "on", or "queued". */
+  setQuick(state, text = "") {
+    this.quick = state;
+    const panel = $("#quick-panel");
+    panel.dataset.supported = state;
+    const notes = {
+      unknown: "Checking whether this server offers quick play…",
+      off: "Quick play is not available on this server yet. Open a table with friends and bots meanwhile.",
+      on: "Be seated with three players of about your rating; bots fill in after a short wait.",
+      queued: "Looking for players…",
+    };
+    $("#quick-note").textContent = notes[state] || "";
+    $("#quick-btn").disabled = state !== "on";
+    $("#quick-btn").hidden = state === "queued";
+    $("#quick-cancel").hidden = state !== "queued";
+    $("#quick-target").disabled = state !== "on";
+    $("#quick-status").textContent = text;
+  }
+
+  /** Show the ladder (any list of {name, rating…} rows the server sends), or hide it. */
+  setLadder(rows) {
+    const panel = $("#ladder-panel");
+    panel.hidden = rows === null;
+    if (rows === null) return;
+    const box = $("#ladder");
+    if (!rows.length) {
+      box.replaceChildren(h("p", { class: "muted" }, "Nobody on the ladder yet: ten rated games put you on it."));
+      return;
+    }
+    box.replaceChildren(h("ol", { class: "ladder" }, rows.slice(0, 50).map((r, i) =>
+      h("li", {}, h("span", { class: "rank" }, r.rank ?? i + 1), h("span", { class: "name" }, r.name ?? r.player ?? "?"),
+        h("strong", {}, r.rating ?? r.display ?? r.score ?? "")))));
+  }
+}

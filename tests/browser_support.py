@@ -1,0 +1,101 @@
+"""Helpers for the real-browser tests: Debian's Chromium under Playwright, frame capture, and
+small page-reading functions that know the web client's markup (server/static/)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCREENSHOTS = ROOT / "test-output" / "screenshots"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
+
+
+def chromium_path() -> str:
+    """Debian's Chromium (``make system-deps`` installs it); Playwright cannot download one here."""
+    if Path(CHROMIUM).exists():
+        return CHROMIUM
+    found = shutil.which("chromium")
+    if found is None:
+        pytest.fail("chromium is not installed (apt-get install chromium, or make system-deps)")
+    return found
+
+
+def screenshot(page: Any, name: str) -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+@dataclass
+class Frames:
+    """Every WebSocket frame a page sent and received, decoded (the client speaks JSON)."""
+
+    sent: list[dict[str, Any]] = field(default_factory=list)
+    received: list[dict[str, Any]] = field(default_factory=list)
+
+    def attach(self, page: Any) -> Frames:
+        def on_socket(ws: Any) -> None:
+            ws.on("framesent", lambda payload: self._add(self.sent, payload))
+            ws.on("framereceived", lambda payload: self._add(self.received, payload))
+
+        page.on("websocket", on_socket)
+        return self
+
+    @staticmethod
+    def _add(into: list[dict[str, Any]], payload: Any) -> None:
+        if isinstance(payload, bytes | bytearray):
+            payload = payload.decode("utf-8", "replace")
+        try:
+            into.append(json.loads(payload))
+        except ValueError:
+            into.append({"raw": payload})
+
+    def sent_of(self, kind: str) -> list[dict[str, Any]]:
+        return [f for f in self.sent if f.get("type") == kind]
+
+    def events(self, name: str) -> list[dict[str, Any]]:
+        return [f for f in self.received if f.get("type") == "event" and f.get("event") == name]
+
+
+# What the page asks of its player now: "over", "moon", "pass", "play" or false (nothing yet).
+PAGE_STATE_JS = """() => {
+  const shown = (sel) => { const el = document.querySelector(sel); return el && !el.hidden; };
+  if (shown('#result')) return 'over';
+  if (shown('#moon-choice')) return 'moon';
+  const enabled = document.querySelector('#hand button.card:not([disabled])');
+  if (shown('#pass-btn') && enabled) return 'pass';
+  if (document.querySelector('#hand button.card.legal:not([disabled])')) return 'play';
+  return false;
+}"""
+
+
+def wait_for_decision(page: Any, timeout: float = 20) -> str:
+    """Block until the page offers a decision (or shows the game's end); which one."""
+    handle = page.wait_for_function(PAGE_STATE_JS, timeout=timeout * 1000, polling=50)
+    return str(handle.json_value())
+
+
+def new_guest(page: Any, base: str, name: str, path: str = "/") -> None:
+    """Open the client at ``path`` and pick a name (a fresh guest identity)."""
+    page.goto(base + path)
+    page.fill("#name-input", name)
+    page.click("#name-save")
