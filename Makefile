@@ -12,9 +12,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $@
 
-# Debian packages the tests drive for real: a private redis-server per test session.
+# Debian packages the tests drive for real: a private redis-server per test session, and
+# Chromium for the web client's browser tests (Playwright cannot download a browser here).
 system-deps:
 	@command -v redis-server >/dev/null || { apt-get update -qq && apt-get install -y -qq redis-server; }
+	@test -x /usr/bin/chromium || { apt-get update -qq && apt-get install -y -qq chromium; }
 
 run: $(STAMP)
 	$(BIN)/python -m server
