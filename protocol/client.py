@@ -117,6 +117,7 @@ class HeartsClient:
             self.seat = reply.get("seat")
             if "view" in reply:
                 self.seq = reply["view"]["seq"]
+                self._fair_deal_from_view(reply["view"])
         return reply
 
     async def next_event(
@@ -163,6 +164,17 @@ class HeartsClient:
         elif name == "hand_audit":
             self.verdicts[event["hand"]] = verify_audit(event["audit"], self.own.get(event["hand"]))
 
+    def _fair_deal_from_view(self, view: dict[str, Any]) -> None:
+        """Arriving while a shuffle waits: commit now (a lost secret cannot be revealed)."""
+        pending = view.get("shuffle")
+        seat = self.seat
+        if pending is None or seat is None:
+            return
+        if pending["phase"] == "commit" and not pending["committed"][seat]:
+            self._fair_deal({"event": "shuffle_commit", **pending})
+        elif pending["phase"] == "reveal" and pending["hand"] in self.own:
+            self._fair_deal({"event": "commitments", **pending})
+
     def _background(self, coro: Any) -> None:
         task = asyncio.create_task(coro)
         self._tasks.add(task)
@@ -186,6 +198,14 @@ class HeartsClient:
                         future.set_result(message)
                     elif kind == "error":  # an error for a frame sent raw, or none at all
                         self.events.put_nowait({"event": "error", **message})
+                elif kind == "matched":  # the matchmaker seated this player: now in a room
+                    self.room, self.seat = message["room"], message["seat"]
+                    if "view" in message:
+                        self.seq = message["view"]["seq"]
+                        self._fair_deal_from_view(message["view"])
+                    self.events.put_nowait({"event": "matched", **message})
+                elif kind == "queue":
+                    self.events.put_nowait({"event": "queue_status", **message["status"]})
                 elif kind == "event":
                     self.seq = max(self.seq, message["seq"])
                     self._fair_deal(message)

@@ -120,6 +120,9 @@ COMMANDS: dict[str, dict[str, tuple[Check, bool]]] = {
     "commit": {"commitment": (_hex32, True)},
     "reveal": {"secret": (_hex32, True)},
     "audit": {"hand": (_int(1, 100_000), True)},
+    "queue": {"target": (_choice(50, 100), True)},
+    "unqueue": {},
+    "ladder": {"limit": (_int(1, 100), False)},
 }
 
 

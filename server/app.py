@@ -45,6 +45,9 @@ class Node:
         self.rooms = RoomService(self.store, self.bots)
         self.scheduler = Scheduler(self.rooms, settings.scheduler_interval, settings.outage_after)
         self.hub = Hub(self.store)
+        from server.quickplay import QuickPlay
+
+        self.quickplay = QuickPlay(self)
         self.connections: set[Connection] = set()
         self.sockets: set[WebSocket] = set()
         self.draining = False
@@ -55,6 +58,7 @@ class Node:
     async def start(self) -> None:
         await self.hub.start()
         await self.scheduler.start()
+        await self.quickplay.start()
 
     async def stop(self) -> None:
         self.draining = True
@@ -62,6 +66,7 @@ class Node:
         for ws in list(self.sockets):
             with contextlib.suppress(Exception):
                 await ws.close(code=1012, reason="server restarting")
+        await self.quickplay.stop()
         await self.scheduler.stop()
         await self.hub.stop()
         self.bots.close()
@@ -156,6 +161,22 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
             return bad("room_not_found", "No room has that code.", 404)
         return JSONResponse(public_info(state))
 
+    async def ladder(request: Request) -> Response:
+        try:
+            limit = max(1, min(100, int(request.query_params.get("limit", "20"))))
+        except ValueError:
+            return bad("bad_field", "limit must be an integer from 1 to 100")
+        identity = bearer(request)
+        return JSONResponse(
+            await node.quickplay.ladder(identity.player if identity else None, limit)
+        )
+
+    async def player_info(request: Request) -> Response:
+        player = request.path_params["player"]
+        if not 1 <= len(player) <= 64:
+            return bad("bad_field", "not a player id")
+        return JSONResponse(await node.quickplay.player(player))
+
     async def index(request: Request) -> Response:
         page = STATIC / "index.html"
         if page.exists():
@@ -207,6 +228,8 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
         Route("/api/guest", guest, methods=["POST"]),
         Route("/api/rooms", create_room, methods=["POST"]),
         Route("/api/rooms/{code}", room_info),
+        Route("/api/ladder", ladder),
+        Route("/api/players/{player}", player_info),
         Route("/", index),
         Route("/r/{code}", index),
         WebSocketRoute("/ws", ws_endpoint),

@@ -28,6 +28,7 @@ class Settings:
     node_id: str = field(default_factory=lambda: f"{socket.gethostname()}-{secrets.token_hex(3)}")
     clocks: Clocks = field(default_factory=Clocks)
     scheduler_interval: float = 0.05
+    bot_fill_after: float = 20.0  # quick play: seconds before empty seats go to bots
     outage_after: float = 5.0  # a heartbeat gap longer than this was a whole-service outage
     bot_workers: int = 1
     matchmaker: bool = True  # run the quick-play matchmaker inside this node
@@ -64,6 +65,7 @@ class Settings:
             clocks=clocks,
             scheduler_interval=_float("HEARTS_SCHEDULER_INTERVAL", 0.05),
             outage_after=_float("HEARTS_OUTAGE_AFTER", 5.0),
+            bot_fill_after=_float("HEARTS_BOT_FILL_AFTER", 20.0),
             bot_workers=int(env.get("HEARTS_BOT_WORKERS", "1")),
             matchmaker=env.get("HEARTS_MATCHMAKER", "1") not in ("0", "false", "no"),
             log_level=env.get("LOG_LEVEL", "INFO"),

@@ -168,6 +168,16 @@ class Connection:
         player = self.identity.player
         if c.type == "auth":
             raise ProtocolError("already_authenticated")
+        if c.type == "queue":
+            if self.room is not None:
+                await self.exit_room()
+            return await node.quickplay.join(self, c.args["target"])
+        if c.type == "unqueue":
+            if not await node.quickplay.leave(self):
+                raise ProtocolError("not_in_queue")
+            return {}
+        if c.type == "ladder":
+            return {"ladder": await node.quickplay.ladder(player, c.args.get("limit", 20))}
         if c.type == "open_room":
             options = parse_options(
                 c.args.get("options") or {}, clocks=node.settings.clocks, kind="friends"
@@ -261,6 +271,10 @@ class Connection:
 
     async def on_close(self) -> None:
         self.closed = True
+        try:
+            await self.node.quickplay.leave(self)  # a dropped connection leaves the queue
+        except Exception:
+            log.exception("could not take %s out of the queue", self.id)
         if self.room is not None and self.identity is not None and self.seat is not None:
             try:
                 await self.node.rooms.apply(self.room, Disconnect(self.identity.player, self.id))

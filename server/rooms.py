@@ -13,7 +13,7 @@ import hashlib
 import logging
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgpack
@@ -24,6 +24,7 @@ from server.room.machine import (
     BotAct,
     Command,
     Event,
+    RatingsPosted,
     RoomError,
     ShiftClocks,
     Tick,
@@ -40,7 +41,8 @@ log = logging.getLogger(__name__)
 MAX_ATTEMPTS = 25
 TICK_LEASE = 10.0
 HEARTBEAT_EVERY = 1.0
-OUTAGE_GRACE = 3.0  # beyond the downtime itself, a few seconds to reconnect after an outage
+OUTAGE_GRACE = 3.0
+RATING_RETRY = 2.0  # beyond the downtime itself, a few seconds to reconnect after an outage
 
 
 def encode_event(event: Event) -> bytes:
@@ -69,6 +71,10 @@ class RoomService:
         self.clock = clock  # wall clock of NTP-synchronized nodes: never a persisted monotonic()
         self.on_commit: Callable[[str, float | None], None] | None = None
         self.outage: tuple[float, float] | None = None  # the last outage (ended, delta)
+        # Posts a finished rated game to the league: per-seat rating changes, or None to retry.
+        self.post_ratings: (
+            Callable[[RoomState], Awaitable[list[dict[str, Any] | None] | None]] | None
+        ) = None
 
     def _catch_up(self, state: RoomState, now: float) -> tuple[RoomState, list[Event]]:
         """Give the room back the last outage's downtime before anything else happens."""
@@ -167,6 +173,13 @@ class RoomService:
                     break
                 if not moved:
                     break
+            if state.rating_due is not None and state.rating_due <= now and self.post_ratings:
+                changes = await self.post_ratings(state)
+                posted = RatingsPosted(
+                    tuple(changes) if changes is not None else None, retry_at=now + RATING_RETRY
+                )
+                state, evs = step(state, posted, now)
+                events += evs
             state, evs = step(state, Tick(), now)
             events += evs
             # Commit even with no events: the claim moved the deadline, this sets the real one.

@@ -159,6 +159,14 @@ class ShiftClocks:
 
 
 @dataclass(frozen=True, slots=True)
+class RatingsPosted:
+    """The league took the finished rated game (``changes`` per seat), or will be asked again."""
+
+    changes: tuple[dict[str, Any] | None, ...] | None  # None: posting failed, retry later
+    retry_at: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class SeatPlayers:
     """Quick play: the matchmaker seats four entries (a player id and name, or a bot level)."""
 
@@ -210,6 +218,8 @@ def next_deadline(state: RoomState) -> float | None:
         times.append(state.next_hand_at)
     if state.shuffle is not None and not state.shuffle["dealt"]:
         times.append(state.shuffle["deadline"])
+    if state.rating_due is not None:
+        times.append(state.rating_due)
     clocks = state.options.clocks
     live = state.options.pace == "live"
     humans_present = _connected_humans(state)
@@ -463,6 +473,17 @@ class _Step:
         else:
             self.emit(ALL, "moon_chosen", seat=i, choice=value)
         self._after_move()
+
+    def _RatingsPosted(self, c: RatingsPosted) -> None:
+        st = self.state
+        if st.rated_posted or st.rating_due is None:
+            return
+        if c.changes is None:
+            st.rating_due = c.retry_at
+            return
+        st.rated_posted = True
+        st.rating_due = None
+        self.emit(ALL, "ratings", game=st.game_id, seats=list(c.changes))
 
     def _ShiftClocks(self, c: ShiftClocks) -> None:
         st = self.state
@@ -772,6 +793,8 @@ class _Step:
                 seat.bot_due = None
             if game.phase is Phase.OVER:
                 st.status = "finished"
+                if st.options.rated and st.options.rules.standard and not st.rated_posted:
+                    st.rating_due = self.now  # posted by the shell, exactly once, any node
                 self.emit(
                     ALL,
                     "game_over",

@@ -147,6 +147,7 @@ class RoomState:
     # The current hand's commit-reveal shuffle (secrets stay here until the hand's audit).
     shuffle: dict[str, Any] | None = None
     audits: list[dict[str, Any]] = field(default_factory=list)  # one per finished hand
+    rating_due: float | None = None  # a finished rated game's ratings are to be posted then
     outage_seen: float = 0.0  # the last whole-service outage whose downtime was given back
 
     def seat_of(self, player: str) -> int | None:
@@ -182,6 +183,7 @@ class RoomState:
             "shuffle": self.shuffle,
             "audits": self.audits,
             "outage_seen": self.outage_seen,
+            "rating_due": self.rating_due,
         }
         return msgpack.packb(value, use_bin_type=True)
 
@@ -208,4 +210,5 @@ class RoomState:
             shuffle=v["shuffle"],
             audits=v["audits"],
             outage_seen=v["outage_seen"],
+            rating_due=v["rating_due"],
         )

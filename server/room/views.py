@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from protocol.shuffle import server_commitment
+
+from .dealing import hand_context, server_secret
 from .game_view import game_view
 from .machine import ALL, Event, clock_of, deciding_seats
 from .state import RoomState
@@ -56,7 +59,32 @@ def room_view(state: RoomState, seat: int | None, player: str | None = None) -> 
     }
     if state.game is not None:
         view["game"] = game_view(state.game, seat)
+    sh = state.shuffle
+    if sh is not None and not sh["dealt"]:
+        # Public facts of the pending shuffle, so a client arriving now can take its part.
+        view["shuffle"] = {
+            "game": state.game_id,
+            "hand": sh["hand"],
+            "phase": sh["phase"],
+            "deadline": sh["deadline"],
+            "server_commitment": server_commitment_hex(state, sh["hand"]),
+            "committed": [c is not None for c in sh["commitments"]],
+            "revealed": [r is not None for r in sh["secrets"]],
+            "commitments": (
+                [
+                    c if k == "human" else None
+                    for c, k in zip(sh["commitments"], sh["kinds"], strict=True)
+                ]
+                if sh["phase"] == "reveal"
+                else None
+            ),
+        }
     return view
+
+
+def server_commitment_hex(state: RoomState, hand: int) -> str:
+    ctx = hand_context(state.game_id, hand)
+    return server_commitment(ctx, server_secret(state.seed, ctx)).hex()
 
 
 def event_message(room: str, seq: int, event: Event) -> dict[str, Any]:
