@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
@@ -19,6 +20,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from protocol.codec import JSON, SUBPROTOCOLS, Codec
 from protocol.errors import error_frame
+from server import metrics
 from server.bot_pool import BotPool
 from server.config import Settings
 from server.connection import Closing, Connection
@@ -161,6 +163,9 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
             return bad("room_not_found", "No room has that code.", 404)
         return JSONResponse(public_info(state))
 
+    async def metrics_endpoint(request: Request) -> Response:
+        return Response(generate_latest(metrics.REGISTRY), media_type=CONTENT_TYPE_LATEST)
+
     async def ladder(request: Request) -> Response:
         try:
             limit = max(1, min(100, int(request.query_params.get("limit", "20"))))
@@ -195,6 +200,7 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
         await ws.accept(subprotocol=chosen)
         conn = Connection(node, Codec(chosen or JSON))
         node.connections.add(conn)
+        metrics.CONNECTIONS.set(len(node.connections))
         node.sockets.add(ws)
         writer = asyncio.create_task(_writer(ws, conn))
         pinger = asyncio.create_task(_pinger(conn, node))
@@ -218,6 +224,7 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
             pinger.cancel()
             conn.outbox.put_nowait(None)
             node.connections.discard(conn)
+            metrics.CONNECTIONS.set(len(node.connections))
             node.sockets.discard(ws)
             await conn.on_close()
             writer.cancel()
@@ -225,6 +232,7 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
     routes = [
         Route("/healthz", healthz),
         Route("/readyz", readyz),
+        Route("/metrics", metrics_endpoint),
         Route("/api/guest", guest, methods=["POST"]),
         Route("/api/rooms", create_room, methods=["POST"]),
         Route("/api/rooms/{code}", room_info),

@@ -10,10 +10,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import time
 from concurrent.futures import Executor, ProcessPoolExecutor
 from typing import Any
 
 from protocol.cards import mask_of_names, parse_card
+from server import metrics
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +61,7 @@ class BotPool:
         )
 
     async def decide(self, view: dict[str, Any], level: str, seed: int | None = None) -> Move:
+        started = time.perf_counter()
         try:
             if self._executor is None:
                 return decide_move(view, level, seed)
@@ -67,6 +70,8 @@ class BotPool:
         except Exception:  # a bot bug must never stall a table: fall back to any legal move
             log.exception("bot %s failed; playing a random legal move", level)
             return random_move(view, seed)
+        finally:
+            metrics.BOT_SECONDS.labels(level).observe(time.perf_counter() - started)
 
     def close(self) -> None:
         if self._executor is not None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from protocol.codec import MAX_FRAME_BYTES, PROTOCOL_VERSION, Codec
 from protocol.errors import ERRORS, ProtocolError, error_frame
 from protocol.messages import Command, command_id, parse_command
+from server import metrics
 from server.identity import Identity
 from server.room.machine import (
     Boot,
@@ -83,6 +84,7 @@ class Connection:
             self.outbox.put_nowait(None)  # the writer closes the socket
             return
         self.outbox.put_nowait(self.codec.encode(message))
+        metrics.FRAMES_OUT.inc()
 
     def deliver(self, room: str, seq: int, event: Event) -> None:
         """An event from the room's stream; held back while a view is being prepared."""
@@ -125,24 +127,33 @@ class Connection:
         if len(frame) > MAX_FRAME_BYTES:
             raise Closing(MESSAGE_TOO_BIG, "frame too large")
         re: object = None
+        kind = "invalid"
+        outcome = "ok"
+        started = time.perf_counter()
         try:
             message = self.codec.decode(frame)
             re = command_id(message)
             command = parse_command(message)
+            kind = command.type
             reply = await self.dispatch(command)
             self.push({"type": "ok", "re": command.id, **reply})
         except ProtocolError as e:
+            outcome = e.code
             self.push(error_frame(re, e.code, e.message))
         except RoomError as e:
-            code = e.code if e.code in ERRORS else "internal_error"
-            self.push(error_frame(re, code, e.message))
+            outcome = e.code if e.code in ERRORS else "internal_error"
+            self.push(error_frame(re, outcome, e.message))
         except ValueError as e:
+            outcome = "bad_option"
             self.push(error_frame(re, "bad_option", str(e)))
         except Closing:
             raise
         except Exception:
+            outcome = "internal_error"
             log.exception("command failed on connection %s", self.id)
             self.push(error_frame(re, "internal_error"))
+        metrics.COMMANDS.labels(kind, outcome).inc()
+        metrics.COMMAND_SECONDS.labels(kind).observe(time.perf_counter() - started)
 
     async def dispatch(self, c: Command) -> dict[str, Any]:
         node = self.node

@@ -8,6 +8,7 @@ import logging
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
+from server import metrics
 from server.store import RoomStore, Subscriber
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ class Hub:
             if first:
                 assert self._sub is not None
                 await self._sub.add(room)
+                metrics.ROOMS_WATCHED.set(len(self.watchers))
 
     async def unwatch(self, conn: Connection, room: str) -> None:
         async with self._lock:
@@ -54,6 +56,7 @@ class Hub:
                 del self.watchers[room]
                 assert self._sub is not None
                 await self._sub.remove(room)
+                metrics.ROOMS_WATCHED.set(len(self.watchers))
 
     async def _pump(self) -> None:
         from server.rooms import decode_event

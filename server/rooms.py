@@ -18,6 +18,7 @@ from typing import Any
 
 import msgpack
 
+from server import metrics
 from server.bot_pool import BotPool
 from server.room.game_view import game_view
 from server.room.machine import (
@@ -136,13 +137,19 @@ class RoomService:
         stored = [StoredEvent(seq + k + 1, encode_event(e)) for k, e in enumerate(events)]
         deadline = next_deadline(new)
         state = data if data is not None else new.to_bytes()
-        ok = await self.store.commit(room_id, version, state, stored, deadline)
+        try:
+            ok = await self.store.commit(room_id, version, state, stored, deadline)
+        except Exception:
+            metrics.STORE_ERRORS.inc()
+            raise
+        (metrics.COMMITS if ok else metrics.CONFLICTS).inc()
         if ok and self.on_commit is not None:
             self.on_commit(room_id, deadline)
         return ok
 
     async def tick(self, room_id: str) -> None:
         """Fire whatever is due in the room: bots' moves, then clocks and the next deal."""
+        metrics.TICKS.inc()
         for _ in range(MAX_ATTEMPTS):
             snap = await self.store.load_room(room_id)
             if snap is None:

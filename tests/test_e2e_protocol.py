@@ -158,3 +158,21 @@ async def test_an_unknown_subprotocol_is_refused(server: ServerProcess) -> None:
     with pytest.raises(websockets.InvalidHandshake):
         async with websockets.connect(server.ws, subprotocols=["chat.v9"]) as ws:
             await ws.recv()
+
+
+async def test_health_readiness_and_metrics(server: ServerProcess) -> None:
+    import urllib.request
+
+    with urllib.request.urlopen(server.base + "/healthz") as resp:
+        assert resp.read() == b"ok"
+    with urllib.request.urlopen(server.base + "/readyz") as resp:
+        assert resp.read() == b"ready"
+    client = await new_player(server, "Counted")
+    await client.request("ping", t=1.0)
+    with urllib.request.urlopen(server.base + "/metrics") as resp:
+        text = resp.read().decode()
+    gauge = next(line for line in text.splitlines() if line.startswith("hearts_connections "))
+    assert float(gauge.split()[1]) >= 1
+    assert 'hearts_commands_total{outcome="ok",type="auth"}' in text
+    assert "hearts_command_seconds_bucket" in text
+    await client.close()

@@ -1,0 +1,43 @@
+"""Prometheus metrics of one node (served at /metrics).
+
+Each node exports its own figures; Prometheus sums them across nodes. Only counters, gauges and
+histograms that an operator acts on: connections, rooms, moves, latency, store trouble.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+REGISTRY = CollectorRegistry(auto_describe=True)
+
+CONNECTIONS = Gauge("hearts_connections", "Open WebSocket connections", registry=REGISTRY)
+ROOMS_WATCHED = Gauge("hearts_rooms_watched", "Rooms with a socket on this node", registry=REGISTRY)
+COMMANDS = Counter(
+    "hearts_commands_total",
+    "Client commands by type and outcome",
+    ["type", "outcome"],
+    registry=REGISTRY,
+)
+COMMAND_SECONDS = Histogram(
+    "hearts_command_seconds",
+    "Time from a command's frame to its answer (includes the store commit)",
+    ["type"],
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
+    registry=REGISTRY,
+)
+COMMITS = Counter("hearts_commits_total", "Room steps committed to the store", registry=REGISTRY)
+CONFLICTS = Counter(
+    "hearts_commit_conflicts_total",
+    "Compare-and-set conflicts (the step was re-run)",
+    registry=REGISTRY,
+)
+STORE_ERRORS = Counter("hearts_store_errors_total", "Store calls that failed", registry=REGISTRY)
+TICKS = Counter("hearts_ticks_total", "Deadline ticks run by this node", registry=REGISTRY)
+BOT_SECONDS = Histogram(
+    "hearts_bot_decision_seconds",
+    "Bot decision time",
+    ["level"],
+    buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.5, 1.0),
+    registry=REGISTRY,
+)
+FRAMES_OUT = Counter("hearts_frames_sent_total", "Frames queued to clients", registry=REGISTRY)
