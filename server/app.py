@@ -85,11 +85,7 @@ class Node:
             raise ProtocolError("not_seated")
         if state.options.rated or not state.options.hints:
             raise ProtocolError("hints_disabled")
-        from server.bots import hint
-
-        view = game_view(state.game, seat)
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(None, hint, view)
+        return await self.bots.hint(game_view(state.game, seat))
 
 
 def create_app(settings: Settings | None = None, store: RoomStore | None = None) -> Starlette:

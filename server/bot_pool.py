@@ -50,8 +50,18 @@ def decision_to_move(decision: Any) -> Move:
     if kind == "play":
         return "play", parse_card(decision.card)
     if kind == "moon":
-        return "moon", decision.choice
-    raise ValueError(f"bots never {kind}")
+        return "moon", decision.moon
+    raise ValueError(f"the bot had nothing to do ({kind})")
+
+
+def hint_for(view: dict[str, Any], level: str) -> dict[str, Any]:
+    """A hint for a human seat (runs in a worker process): the bot's choice and why."""
+    from server.bots import hint
+
+    answer = hint(view, level).to_dict()
+    if answer["kind"] == "play":
+        answer["card"] = answer["cards"][0]  # the wire's name for one card, as in `play`
+    return answer
 
 
 class BotPool:
@@ -72,6 +82,12 @@ class BotPool:
             return random_move(view, seed)
         finally:
             metrics.BOT_SECONDS.labels(level).observe(time.perf_counter() - started)
+
+    async def hint(self, view: dict[str, Any], level: str = "strong") -> dict[str, Any]:
+        if self._executor is None:
+            return hint_for(view, level)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, hint_for, view, level)
 
     def close(self) -> None:
         if self._executor is not None:

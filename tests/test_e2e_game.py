@@ -208,3 +208,36 @@ async def test_a_dropped_client_resumes_from_its_last_seq(server: ServerProcess)
     assert over["scores"] == (await task)["scores"]
     await host.close()
     await back.close()
+
+
+async def test_real_bots_finish_a_game_and_hints_name_a_legal_card(server: ServerProcess) -> None:
+    host = await new_player(server, "Learner")
+    await open_table(server, host, {"target": 50, "hints": True})
+    await host.request("fill_bots", level="basic")
+    await host.request("start")
+    prompt = await host.next_event("your_turn")
+    hint = (await host.request("hint"))["hint"]
+    assert hint["kind"] == "pass" and set(hint["cards"]) <= set(prompt["legal"])
+    assert hint["reason"]
+    await host.request("pass", cards=hint["cards"])
+    turn = await host.next_event(lambda e: e["event"] == "your_turn" and e["phase"] == "playing")
+    hint = (await host.request("hint"))["hint"]
+    assert hint["kind"] == "play" and hint["card"] in turn["legal"]
+    await host.request("play", card=hint["card"])
+    over = await play_to_the_end(host)
+    assert max(over["scores"]) >= 50
+    await host.close()
+
+
+async def test_hints_are_refused_where_the_host_turned_them_off(server: ServerProcess) -> None:
+    from protocol.client import CommandError
+
+    host = await new_player(server, "Purist")
+    await open_table(server, host, {"target": 50, "hints": False})
+    await host.request("fill_bots", level="random")
+    await host.request("start")
+    await host.next_event("your_turn")
+    with pytest.raises(CommandError) as e:
+        await host.request("hint")
+    assert e.value.code == "hints_disabled"
+    await host.close()
