@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import multiprocessing
 import random
 import time
 from concurrent.futures import Executor, ProcessPoolExecutor
@@ -66,8 +67,10 @@ def hint_for(view: dict[str, Any], level: str) -> dict[str, Any]:
 
 class BotPool:
     def __init__(self, workers: int = 1, executor: Executor | None = None) -> None:
+        # forkserver: workers do not inherit the event loop's threads and sockets by fork.
+        context = multiprocessing.get_context("forkserver")
         self._executor = executor or (
-            ProcessPoolExecutor(max_workers=workers) if workers > 0 else None
+            ProcessPoolExecutor(max_workers=workers, mp_context=context) if workers > 0 else None
         )
 
     async def decide(self, view: dict[str, Any], level: str, seed: int | None = None) -> Move:

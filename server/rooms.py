@@ -228,10 +228,13 @@ class Scheduler:
         self._task = asyncio.create_task(self._loop(), name="scheduler")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        tasks = [t for t in (self._task, *self._running.values()) if t is not None]
+        for task in tasks:
+            # A tick cut short loses nothing: it commits all or nothing, and its claim expires.
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
 
     async def _recover_downtime(self) -> None:
         """After a whole-service outage, push deadlines back so nobody is booted for it.

@@ -312,3 +312,48 @@ def test_an_outage_is_given_back_to_every_clock_once() -> None:
     d.now = due + 60  # past the old deadline, within the new one: not out of time
     d.do(Tick())
     assert d.state.seats[0].out_of_time_at is None and not d.state.seats[0].is_bot
+
+
+def test_every_tick_leaves_the_room_with_nothing_already_due() -> None:
+    """A Tick at ``now`` must move every deadline past ``now``, or a node would spin on it."""
+    import random
+
+    from server.room.machine import Disconnect as Drop
+
+    rng = random.Random(5)
+    for trial in range(6):
+        d = seated_game(humans=2, clocks=CLOCKS)
+        d.do(Connect("p1", "c1"))
+        for _ in range(400):
+            if d.state.status != "playing":
+                break
+            r = rng.random()
+            if r < 0.05:
+                d.do(Drop(rng.choice(["p0", "p1"]), rng.choice(["c0", "c1"])))
+            elif r < 0.5:
+                for p in ("p0", "p1"):
+                    d.human_play_lowest(p) if d.state.seat_of(p) is not None else None
+            d.settle_shuffle()
+            d.bot_moves()
+            d.now += rng.choice([0.0, 0.5, 3.0, 20.0])
+            d.do(Tick())
+            due = next_deadline(d.state)
+            bots_due = any(
+                s is not None and s.bot_due is not None and s.bot_due <= d.now
+                for s in d.state.seats
+            )
+            assert due is None or due > d.now or bots_due, (trial, due, d.now)
+
+
+def test_a_finished_room_with_a_vanished_player_is_never_due() -> None:
+    d = seated_game(humans=2, clocks=CLOCKS)
+    d.do(Connect("p1", "c1"))
+    while d.state.status == "playing":
+        d.run_deadlines()
+        for p in ("p0", "p1"):
+            d.human_play_lowest(p)
+    d.do(Disconnect("p0", "c0"))
+    d.do(Disconnect("p1", "c1"))  # everyone has gone home
+    assert d.state.seats[1].away_since is not None
+    d.now += 3600
+    assert next_deadline(d.state) is None

@@ -220,6 +220,9 @@ def next_deadline(state: RoomState) -> float | None:
         times.append(state.shuffle["deadline"])
     if state.rating_due is not None:
         times.append(state.rating_due)
+    if state.status != "playing":
+        # Clocks run only in a game: a finished room with a vanished player must not be due.
+        return min(times) if times else None
     clocks = state.options.clocks
     live = state.options.pace == "live"
     humans_present = _connected_humans(state)
