@@ -198,7 +198,7 @@ def test_a_whole_game_with_bots_a_watcher_and_a_dropped_connection(
     page.click("#start-btn")
 
     decisions = {"pass": 0, "play": 0, "moon": 0}
-    checked_illegal = dropped = shot = False
+    checked_illegal = dropped = reloaded = shot = hinted = keyboard = False
     hands_seen: set[int] = set()
     while True:
         state = wait_for_decision(page, timeout=30)
@@ -240,6 +240,19 @@ def test_a_whole_game_with_bots_a_watcher_and_a_dropped_connection(
             screenshot(watcher, "watcher-phone")
             _check_watcher(watcher)
             shot = True
+        if not hinted:
+            _ask_for_a_hint(page)
+            hinted = True
+        if not keyboard and decisions["play"] >= 2:
+            _play_with_the_keyboard(page)
+            keyboard = True
+            continue
+        if dropped and not reloaded and model["tricks"] >= 8:
+            # A reload mid-hand rejoins the same seat (the guest token is in localStorage).
+            page.reload()
+            page.wait_for_function("hearts.model && hearts.model.you === 0")
+            reloaded = True
+            continue
         if not dropped and model["tricks"] >= 5:
             # Drop the socket mid-hand: the client reconnects and resumes from its last seq.
             resumes = len(frames.sent_of("resume"))
@@ -253,7 +266,7 @@ def test_a_whole_game_with_bots_a_watcher_and_a_dropped_connection(
         legal = page.locator("#hand button.card.legal:not([disabled])")
         card = legal.first.get_attribute("data-card")
         legal.first.click()
-        page.wait_for_selector(f'#hand button[data-card="{card}"]', state="detached")
+        _wait_played(page, card, model["hand"])
 
     screenshot(page, "game-end")
     result = page.inner_text("#result")
@@ -263,7 +276,7 @@ def test_a_whole_game_with_bots_a_watcher_and_a_dropped_connection(
     scores = page.evaluate("hearts.model.game.scores")
     assert max(scores) >= 50
     assert decisions["pass"] >= 1 and decisions["play"] >= 13
-    assert checked_illegal and dropped and shot
+    assert checked_illegal and dropped and reloaded and shot and hinted and keyboard
     # Everything the page sent was understood: no command was refused as malformed.
     refused = [
         f
@@ -284,6 +297,47 @@ def test_a_whole_game_with_bots_a_watcher_and_a_dropped_connection(
     assert errors == [] and watcher_errors == []
     watcher_context.close()
     context.close()
+
+
+def _ask_for_a_hint(page: Any) -> None:
+    """The Hint button answers with a suggestion, or says plainly why there is none."""
+    page.click("#hint-btn")
+    page.wait_for_selector("#hint-box:not([hidden]), #toast:not([hidden])")
+    if page.is_visible("#hint-box"):
+        assert page.inner_text("#hint-box").startswith("Hint:")
+    else:
+        assert "hint" in page.inner_text("#toast").lower()
+    assert wait_for_decision(page) in ("play", "pass")  # nothing else changed
+
+
+def _play_with_the_keyboard(page: Any) -> None:
+    """Cards are buttons: Tab reaches the first playable one (with a visible focus ring),
+    arrows move between playable cards, Enter plays."""
+    legal = page.locator("#hand button.card.legal:not([disabled])")
+    legal.first.focus()
+    page.keyboard.press("Shift+Tab")
+    page.keyboard.press("Tab")
+    focused = "document.activeElement.dataset.card"
+    assert page.evaluate(focused) == legal.first.get_attribute("data-card")
+    assert page.evaluate("getComputedStyle(document.activeElement).outlineStyle") == "solid"
+    if legal.count() > 1:
+        page.keyboard.press("ArrowRight")
+        assert page.evaluate(focused) == legal.nth(1).get_attribute("data-card")
+    card = page.evaluate(focused)
+    hand = page.evaluate("hearts.model.game.handNumber")
+    page.keyboard.press("Enter")
+    _wait_played(page, card, hand)
+
+
+def _wait_played(page: Any, card: str, hand: int) -> None:
+    """The card left the hand (or the hand is over: the next deal may hold it again)."""
+    page.wait_for_function(
+        """([card, hand]) => {
+          const m = hearts.model;
+          return !m || !m.game || m.game.handNumber !== hand || !m.game.hand.includes(card);
+        }""",
+        arg=[card, hand],
+    )
 
 
 def _wait_until(condition: Any, timeout: float = 10) -> None:

@@ -96,6 +96,7 @@ function onView(view) {
   model = fromView(view, conn.serverNow());
   if (fresh) table.resetTransient();
   deal.reset(model.gameId);
+  deal.catchUp(model.handLog.map((entry) => entry.hand));
   showTable();
   render();
 }
@@ -146,9 +147,18 @@ async function detectFeatures() {
 }
 
 function onFrame(frame) {
-  // A quick-play match: the exact announcement is the matchmaker's to define, so accept any
-  // frame that names a room while we are queued.
-  if (lobby.quick !== "queued" || typeof frame.room !== "string" || frame.room === conn.room) return;
+  if (lobby.quick !== "queued") return;
+  // Quick play: the exact messages are the matchmaker's to define; show any queue status…
+  const kind = frame.type === "event" ? frame.event : frame.type;
+  if (kind === "queue_status" || kind === "queue") {
+    const parts = [];
+    if (typeof frame.waited === "number") parts.push(`waiting ${Math.round(frame.waited)}s`);
+    if (typeof frame.window === "number") parts.push(`rating window ±${Math.round(frame.window)}`);
+    if (typeof frame.bots_in === "number") parts.push(`bots fill in after ${Math.round(frame.bots_in)}s`);
+    lobby.setQuick("queued", parts.join(" · "));
+  }
+  // …and take any frame that names a room while we are queued as the match.
+  if (typeof frame.room !== "string" || frame.room === conn.room) return;
   const announces = frame.type === "matched" || frame.type === "match" ||
     (frame.type === "event" && ["matched", "match", "queue_matched", "seated", "game_started"].includes(frame.event));
   if (!announces) return;

@@ -9,6 +9,7 @@
 import { makeSecret, seatCommitment, verifyAudit } from "./fairdeal.js";
 
 const STORE_KEY = "hearts.deal-records";
+const RESULTS_KEY = "hearts.deal-results";
 const OWN_FIELDS = ["seat", "secret", "dealt", "received", "passed", "server_commitment", "commitments"];
 
 export class DealCheck extends EventTarget {
@@ -21,13 +22,32 @@ export class DealCheck extends EventTarget {
     this.game = null;
   }
 
-  /** Forget results when the page moves to another game (views carry no audits). */
+  /** Switch to another game's results (kept for this tab, so a reload still shows them). */
   reset(gameId) {
     if (gameId === this.game) return;
     this.game = gameId;
-    this.results.clear();
+    this.results = new Map(loadResults(gameId));
     this.current = null;
     this._changed();
+  }
+
+  /**
+   * Check the audits of finished hands this page has no result for (it joined or reloaded
+   * after them), fetched with the `audit` command. Without our own notes for those hands this
+   * checks that each record is consistent with itself.
+   */
+  async catchUp(handNumbers) {
+    for (const hand of handNumbers) {
+      if (this.results.has(hand)) continue;
+      let reply;
+      try {
+        reply = await this.conn.request("audit", { hand });
+      } catch (err) {
+        if (err.code === "unknown_type" || err.code === "offline") return; // no audits here
+        continue;
+      }
+      if (reply.audit && !this.results.has(hand)) await this._verify(reply.audit, hand);
+    }
   }
 
   /** Feed every room event here; `seat` is this page's seat now (null when watching). */
@@ -108,6 +128,7 @@ export class DealCheck extends EventTarget {
     }
     const problems = await verifyAudit(audit, own);
     this.results.set(hand ?? audit.hand, { ok: problems.length === 0, problems, checked: own ? "own" : "record" });
+    if (audit.game === this.game) saveResults(this.game, this.results);
     if (this.current === key) this.current = null;
     delete this.records[key];
     save(this.records);
@@ -135,5 +156,22 @@ function save(records) {
     sessionStorage.setItem(STORE_KEY, JSON.stringify(records));
   } catch {
     /* storage full or disabled: the check still works for this page's life */
+  }
+}
+
+function loadResults(gameId) {
+  try {
+    const saved = JSON.parse(sessionStorage.getItem(RESULTS_KEY) || "null");
+    return saved && saved.game === gameId ? saved.results : [];
+  } catch {
+    return [];
+  }
+}
+
+function saveResults(gameId, results) {
+  try {
+    sessionStorage.setItem(RESULTS_KEY, JSON.stringify({ game: gameId, results: [...results.entries()] }));
+  } catch {
+    /* see save() */
   }
 }
