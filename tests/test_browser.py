@@ -47,8 +47,11 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[ServerProcess]:
-    """Fast bots, no pause between hands: a game to 50 takes seconds."""
-    proc = ServerProcess(HEARTS_BOT_THINK="0", HEARTS_BETWEEN_HANDS="0").start()
+    """Fast bots, no pause between hands (a game to 50 takes seconds); quick play seats
+    bots after a second."""
+    proc = ServerProcess(
+        HEARTS_BOT_THINK="0", HEARTS_BETWEEN_HANDS="0", HEARTS_BOT_FILL_AFTER="1"
+    ).start()
     try:
         yield proc
     finally:
@@ -375,6 +378,39 @@ def _check_fair_deal(page: Any, frames: Frames, hands: set[int]) -> None:
     mark = page.inner_text("#deal-status")
     assert "Deal verified" in mark, mark
     assert "with your secret" in page.inner_text("#deal-list")
+
+
+# --- quick play and the ladder -----------------------------------------------------------------
+
+
+def test_quick_play_and_the_ladder_light_up(browser: Any, server: ServerProcess) -> None:
+    """The server offers quick play and a ladder: the lobby shows both, and a queued player
+    is seated at a rated table (bots fill the empty seats)."""
+    context = _context(browser, PHONE)
+    page = context.new_page()
+    errors = _errors(page)
+    frames = Frames().attach(page)
+    new_guest(page, server.base, "Quin")
+    page.wait_for_selector('#quick-panel[data-supported="on"]')
+    page.wait_for_selector("#ladder-panel", state="visible")
+    assert "Your rating" in page.inner_text("#ladder-panel")
+    page.select_option("#quick-target", "50")
+    page.click("#quick-btn")
+    page.wait_for_selector("#table-view", state="visible", timeout=15_000)
+    assert frames.sent_of("queue")[0]["target"] == 50
+    assert [f for f in frames.received if f.get("type") in ("queue", "matched")]
+    assert wait_for_decision(page) == "pass"
+    assert page.evaluate("hearts.model.kind") == "quick"
+    assert "rated" in page.inner_text("#room-status")
+    assert page.locator(".seat .badge.bot").count() == 3
+    assert page.is_hidden("#hint-btn")  # no hints at a rated table
+    # Seated by the matchmaker mid-shuffle, the page still took its part (from the view).
+    if frames.events("shuffle_commit") or "shuffle" in json.dumps(frames.received):
+        assert frames.sent_of("commit") and frames.sent_of("reveal")
+        assert "did not take part in the shuffle" not in page.inner_text("#log")
+    screenshot(page, "quick-play-phone")
+    assert errors == []
+    context.close()
 
 
 # --- clocks and booting ----------------------------------------------------------------------

@@ -40,6 +40,7 @@ function showLobby(options = {}) {
   showBootMessage("");
   lobby.show(guest, options);
   document.title = "Hearts Live";
+  if (conn && conn.status === "online" && lobby.ladderShown) refreshLadder();
 }
 
 function showTable() {
@@ -96,6 +97,7 @@ function onView(view) {
   model = fromView(view, conn.serverNow());
   if (fresh) table.resetTransient();
   deal.reset(model.gameId);
+  deal.fromView(view);
   deal.catchUp(model.handLog.map((entry) => entry.hand));
   showTable();
   render();
@@ -137,34 +139,39 @@ async function detectFeatures() {
     () => lobby.setQuick("on"),
     (err) => lobby.setQuick(err.code === "unknown_type" || err.code === "offline" ? "off" : "on"),
   );
-  conn.request("ladder").then(
-    (reply) => {
-      const rows = [reply.ladder, reply.entries, reply.players, reply.rows].find(Array.isArray);
-      lobby.setLadder(rows || null);
-    },
+  refreshLadder();
+}
+
+function refreshLadder() {
+  conn.request("ladder", { limit: 20 }).then(
+    (reply) => lobby.setLadder(reply.ladder ?? null),
     () => lobby.setLadder(null),
   );
 }
 
 function onFrame(frame) {
   if (lobby.quick !== "queued") return;
-  // Quick play: the exact messages are the matchmaker's to define; show any queue status…
-  const kind = frame.type === "event" ? frame.event : frame.type;
-  if (kind === "queue_status" || kind === "queue") {
-    const parts = [];
-    if (typeof frame.waited === "number") parts.push(`waiting ${Math.round(frame.waited)}s`);
-    if (typeof frame.window === "number") parts.push(`rating window ±${Math.round(frame.window)}`);
-    if (typeof frame.bots_in === "number") parts.push(`bots fill in after ${Math.round(frame.bots_in)}s`);
-    lobby.setQuick("queued", parts.join(" · "));
+  // While queued the server reports the search about four times a second…
+  if (frame.type === "queue" && frame.status) showQueueStatus(frame.status);
+  // …and then seats us: {"type": "matched", room, seat, view}.
+  if (frame.type === "matched" && typeof frame.room === "string") matched(frame.room);
+}
+
+function showQueueStatus(status) {
+  const parts = [];
+  if (typeof status.waited === "number") parts.push(`waiting ${Math.round(status.waited)}s`);
+  if (typeof status.low === "number" && typeof status.high === "number") {
+    parts.push(`ratings ${Math.round(status.low)}–${Math.round(status.high)}`);
   }
-  // …and take any frame that names a room while we are queued as the match.
-  if (typeof frame.room !== "string" || frame.room === conn.room) return;
-  const announces = frame.type === "matched" || frame.type === "match" ||
-    (frame.type === "event" && ["matched", "match", "queue_matched", "seated", "game_started"].includes(frame.event));
-  if (!announces) return;
+  if (typeof status.bots_in === "number" && status.bots_in > 0) parts.push(`bots fill in after ${Math.ceil(status.bots_in)}s`);
+  lobby.setQuick("queued", parts.join(" · "));
+}
+
+/** A quick-play table was found: open it. A fresh `join` gives a view with no events lost. */
+function matched(room) {
   lobby.setQuick("on");
-  history.pushState({}, "", `/r/${frame.room}`);
-  joinRoom(frame.room);
+  history.pushState({}, "", `/r/${room}`);
+  joinRoom(room);
 }
 
 // --- rooms ------------------------------------------------------------------------------------
@@ -334,8 +341,12 @@ const lobbyActions = {
   quickPlay: async (target) => {
     try {
       const reply = await conn.request("queue", { target });
+      if (reply.matched?.room) {
+        matched(reply.matched.room); // a table was already waiting for us
+        return;
+      }
       lobby.setQuick("queued");
-      if (typeof reply.room === "string") onFrame({ type: "matched", room: reply.room });
+      if (reply.status) showQueueStatus(reply.status);
     } catch (err) {
       lobby.setQuick(err.code === "unknown_type" ? "off" : "on", err.code === "unknown_type" ? "" : err.message);
     }

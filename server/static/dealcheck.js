@@ -82,6 +82,23 @@ export class DealCheck extends EventTarget {
     }
   }
 
+  /**
+   * Arriving while a shuffle waits (a quick-play match, a reload, a reconnect given a fresh
+   * view): the view's `shuffle` says what is pending, so this seat can still take its part.
+   */
+  async fromView(view) {
+    const pending = view.shuffle;
+    const seat = view.you;
+    if (!pending || seat === null || seat === undefined) return;
+    const record = this.records[`${pending.game}#${pending.hand}`];
+    if (pending.phase === "commit" && !pending.committed?.[seat]) {
+      await this.onEvent({ event: "shuffle_commit", ...pending }, seat);
+    } else if (pending.phase === "reveal" && record && !record.revealed && !pending.revealed?.[seat]) {
+      this.current = `${pending.game}#${pending.hand}`;
+      await this.onEvent({ event: "commitments", ...pending }, seat);
+    }
+  }
+
   async _commit(ev, seat) {
     const key = `${ev.game}#${ev.hand}`;
     const secret = makeSecret();

@@ -93,18 +93,30 @@ export class Lobby {
     $("#quick-status").textContent = text;
   }
 
-  /** Show the ladder (any list of {name, rating…} rows the server sends), or hide it. */
-  setLadder(rows) {
+  /**
+   * The ladder answer ({top: [{rank, name, display, games}], size, you: {display, games,
+   * provisional, rank}}), or null to hide the panel (a server without a ladder).
+   */
+  setLadder(ladder) {
     const panel = $("#ladder-panel");
-    panel.hidden = rows === null;
-    if (rows === null) return;
-    const box = $("#ladder");
-    if (!rows.length) {
-      box.replaceChildren(h("p", { class: "muted" }, "Nobody on the ladder yet: ten rated games put you on it."));
-      return;
+    this.ladderShown = Boolean(ladder);
+    panel.hidden = !ladder;
+    if (!ladder) return;
+    const rows = Array.isArray(ladder.top) ? ladder.top : [];
+    const you = ladder.you;
+    const parts = [];
+    if (you) {
+      const standing = you.provisional
+        ? `provisional (${you.games ?? 0} of 10 rated games)`
+        : you.rank ? `rank ${you.rank} of ${ladder.size ?? "?"}` : "";
+      parts.push(h("p", { class: "you-rating" }, "Your rating: ", h("strong", {}, you.display ?? "?"), standing ? ` · ${standing}` : ""));
     }
-    box.replaceChildren(h("ol", { class: "ladder" }, rows.slice(0, 50).map((r, i) =>
-      h("li", {}, h("span", { class: "rank" }, r.rank ?? i + 1), h("span", { class: "name" }, r.name ?? r.player ?? "?"),
-        h("strong", {}, r.rating ?? r.display ?? r.score ?? "")))));
+    parts.push(rows.length
+      ? h("ol", { class: "ladder" }, rows.map((r, i) =>
+          h("li", {}, h("span", { class: "rank" }, r.rank ?? i + 1), h("span", { class: "name" }, r.name ?? r.player_id ?? "?"),
+            h("strong", {}, r.display ?? ""))))
+      : h("p", { class: "muted" }, "Nobody on the ladder yet: ten rated games put you on it."));
+    $("#ladder").replaceChildren(...parts);
   }
+
 }

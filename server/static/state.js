@@ -50,6 +50,7 @@ export function emptyRoom() {
     notes: [], // things the log shows that views do not keep (boots, moon choices…)
     awaySince: {}, // seat -> our estimate of the server time its player dropped
     autoBootAt: {}, // seat -> when the server boots it if nobody does
+    ratings: null, // a rated game's rating changes, per seat, once posted
   };
 }
 
@@ -179,6 +180,7 @@ export function applyEvent(m, ev, serverNow) {
       m.handLog = [];
       m.departures = [];
       m.notes = [];
+      m.ratings = null;
       m.lastTrick = null;
       m.prompt = null;
       m.deciding = [];
@@ -334,6 +336,10 @@ export function applyEvent(m, ev, serverNow) {
       if (m.deciding.includes(ev.seat) && m.seats[ev.seat]) m.seats[ev.seat].clock = null;
       break;
     }
+    case "ratings":
+      // A rated game's result: each seat's rating before and after, and the change.
+      m.ratings = ev.seats || null;
+      break;
     case "game_over":
       m.status = "finished";
       if (g) {

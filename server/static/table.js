@@ -47,6 +47,14 @@ export function canBoot(m, seat, now) {
   return !s.connected && m.awaySince[seat] !== undefined && now >= m.awaySince[seat] + reconnect;
 }
 
+/** "1500 → 1523 (+23)" for a seat of a rated game, once the ratings are posted. */
+function ratingChange(r) {
+  if (!r || !r.after) return null;
+  const change = Math.round(r.change ?? r.after.display - (r.before?.display ?? r.after.display));
+  return h("span", { class: `rating-change ${change >= 0 ? "up" : "down"}` },
+    `${r.before?.display ?? "?"} → ${r.after.display} (${change >= 0 ? "+" : "−"}${Math.abs(change)})`);
+}
+
 export class TableView {
   /**
    * `actions`: {play(card), pass(cards), moon(choice), boot(seat), revoke(seat), hint(),
@@ -303,7 +311,9 @@ export class TableView {
       h("p", { class: "winners" }, winners.length > 1 ? "Winners: " : "Winner: ", h("strong", {}, winners.map((s) => seatName(m, s)).join(" and ")),
         winners.includes(m.you) ? " — that's you!" : ""),
       h("ol", { class: "final-scores" }, order.map((s) => h("li", { class: winners.includes(s) ? "won" : "" },
-        h("span", {}, seatName(m, s), m.seats[s]?.bot ? h("span", { class: "badge bot" }, "BOT") : ""), h("strong", {}, g.scores[s])))),
+        h("span", {}, seatName(m, s), m.seats[s]?.bot ? h("span", { class: "badge bot" }, "BOT") : ""),
+        ratingChange(m.ratings?.[s]),
+        h("strong", {}, g.scores[s])))),
       h("div", { class: "row" },
         m.host ? h("button", { class: "btn primary", type: "button", id: "rematch-btn", onclick: () => this.actions.rematch() }, "Rematch") : h("p", { class: "muted" }, "The host can start a rematch."),
         h("button", { class: "btn", type: "button", onclick: () => this.actions.leave(true) }, "Back to the lobby")),
