@@ -174,6 +174,8 @@ class Hand:
         count = 0
         leader = -1
         for t in tricks:
+            if leader >= 0 and t[0] != leader:
+                raise ValueError("each trick is led by the taker of the one before")
             leader, cards = t[0], t[1:]
             if len(cards) != 4:
                 raise ValueError("a completed trick is a leader and four cards")
