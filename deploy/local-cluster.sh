@@ -1,0 +1,236 @@
+#!/usr/bin/env bash
+# A Hearts Live cluster on this machine, without Docker: what compose.yaml runs, as plain
+# processes. A private redis-server (deploy/redis.conf: append-only file, in a temp dir), N
+# server nodes on consecutive ports sharing one HEARTS_SECRET and the Redis, optionally the
+# standalone matchmaker, and HAProxy in front (config generated from deploy/haproxy.cfg).
+#
+#   deploy/local-cluster.sh                     # 3 nodes; play on http://127.0.0.1:8000
+#   deploy/local-cluster.sh -n 2 -p 9000 --matchmaker
+#   HEARTS_BOT_THINK=0 deploy/local-cluster.sh  # HEARTS_* / LOG_LEVEL pass through to the nodes
+#
+# Options:
+#   -n, --nodes N       server nodes (default 3), on ports PORT+1 … PORT+N
+#   -p, --port PORT     HAProxy's port (default 8000)
+#   --matchmaker        run `python -m matchmaker` too (and turn the nodes' in-process ones off)
+#   --keep              keep the temp dir (logs, AOF, generated haproxy.cfg) after stopping
+#
+# Ctrl-C or SIGTERM stops everything, in order: HAProxy, the matchmaker, the nodes (they drain:
+# sockets closed with 1012), Redis last. A node that dies on its own is reported and the rest
+# run on; if Redis or HAProxy dies, everything stops and the logs are kept. Needs redis-server and haproxy (installed with apt-get when missing
+# and running as root); Python is .venv/bin/python if present ($PYTHON overrides).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+NODES=3
+LB_PORT=8000
+MATCHMAKER=0
+KEEP=0
+
+usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
+
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        -n|--nodes) NODES=${2:?}; shift 2 ;;
+        -p|--port) LB_PORT=${2:?}; shift 2 ;;
+        --matchmaker) MATCHMAKER=1; shift ;;
+        --keep) KEEP=1; shift ;;
+        -h|--help) usage; exit 0 ;;
+        *) echo "unknown option: $1 (see --help)" >&2; exit 2 ;;
+    esac
+done
+if ! [[ "$NODES" =~ ^[0-9]+$ ]] || (( NODES < 1 || NODES > 16 )); then
+    echo "--nodes must be 1..16" >&2; exit 2
+fi
+if ! [[ "$LB_PORT" =~ ^[0-9]+$ ]] || (( LB_PORT < 1024 || LB_PORT + NODES > 65535 )); then
+    echo "--port must be 1024 or more and leave room for the nodes' ports above it" >&2; exit 2
+fi
+# The nodes import the project from the repository (python -m server).
+cd "$ROOT"
+
+PYTHON=${PYTHON:-}
+if [[ -z "$PYTHON" ]]; then
+    if [[ -x "$ROOT/.venv/bin/python" ]]; then PYTHON="$ROOT/.venv/bin/python"; else PYTHON=python3; fi
+fi
+
+need_debian_package() {  # command, package
+    command -v "$1" >/dev/null && return 0
+    if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+        echo "installing $2 (apt-get)…"
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null
+    fi
+    command -v "$1" >/dev/null || { echo "$1 is missing: apt-get install $2" >&2; exit 1; }
+}
+need_debian_package redis-server redis-server
+need_debian_package haproxy haproxy
+# A Debian install may start the packaged haproxy service; it has no frontend and takes no
+# port, and this script never touches it.
+
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+free_port() { "$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+http_ok() {  # url: 0 when it answers 200
+    "$PYTHON" - "$1" <<'EOF' 2>/dev/null
+import sys, urllib.request
+with urllib.request.urlopen(sys.argv[1], timeout=1) as r:
+    sys.exit(0 if r.status == 200 else 1)
+EOF
+}
+wait_until() {  # seconds, description, command…  (fails at once if anything started died)
+    local deadline=$((SECONDS + $1)) what=$2 entry; shift 2
+    until "$@"; do
+        for entry in "${STARTED[@]}"; do
+            if ! kill -0 "${entry##*:}" 2>/dev/null; then
+                echo "${entry%%:*} exited while waiting for $what" >&2; FAILED=1; return 1
+            fi
+        done
+        if (( SECONDS >= deadline )); then echo "timed out waiting for $what" >&2; FAILED=1; return 1; fi
+        sleep 0.2
+    done
+}
+
+for port in "$LB_PORT" $(seq $((LB_PORT + 1)) $((LB_PORT + NODES))); do
+    if port_in_use "$port"; then echo "port $port is in use (choose another with -p)" >&2; exit 1; fi
+done
+REDIS_PORT=$(free_port)
+STATS_PORT=$(free_port)
+# One secret for every node: a guest token signed by one node is checked by the others.
+SECRET=${HEARTS_SECRET:-$("$PYTHON" -c 'import secrets; print(secrets.token_hex(32))')}
+WORK=$(mktemp -d -t hearts-cluster-XXXXXX)
+mkdir -p "$WORK/redis"
+
+# name:pid of everything started, in start order; stopped in reverse.
+STARTED=()
+STOPPING=0
+FAILED=0
+
+stop_pid() {  # pid, seconds before SIGKILL
+    local pid=$1 deadline=$((SECONDS + $2))
+    kill -TERM "$pid" 2>/dev/null || return 0
+    while kill -0 "$pid" 2>/dev/null; do
+        if (( SECONDS >= deadline )); then kill -KILL "$pid" 2>/dev/null || true; break; fi
+        sleep 0.1
+    done
+    wait "$pid" 2>/dev/null || true
+}
+
+pid_of() {  # name → pids
+    local entry
+    for entry in "${STARTED[@]}"; do [[ "${entry%%:*}" == "$1" ]] && echo "${entry##*:}"; done
+    return 0
+}
+
+cleanup() {
+    local status=$?
+    (( STOPPING )) && return
+    # Failed (not stopped by Ctrl-C / SIGTERM): keep the logs.
+    [[ $status == 0 || $status == 130 || $status == 143 ]] || FAILED=1
+    STOPPING=1
+    trap '' INT TERM
+    echo "stopping…"
+    local pid entry stoppers=()
+    # The balancer first (no new sockets), then the matchmaker and the nodes together (each
+    # drains: its sockets close with 1012), Redis last, after every node has let go of it.
+    for pid in $(pid_of haproxy); do stop_pid "$pid" 10; done
+    for entry in "${STARTED[@]}"; do
+        case "${entry%%:*}" in
+            redis|haproxy) ;;
+            *) stop_pid "${entry##*:}" 15 & stoppers+=("$!") ;;
+        esac
+    done
+    for pid in "${stoppers[@]}"; do wait "$pid" 2>/dev/null || true; done
+    # On SIGTERM Redis fsyncs the append-only file and exits.
+    for pid in $(pid_of redis); do stop_pid "$pid" 15; done
+    if (( KEEP || FAILED )); then echo "logs kept in $WORK"; else rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# Each process gets its own session (setsid): a Ctrl-C in the terminal reaches this script only,
+# which then stops them in order instead of all of them at once.
+start() {  # name, log file, command…
+    local name=$1 log=$2; shift 2
+    setsid "$@" >"$log" 2>&1 &
+    STARTED+=("$name:$!")
+}
+
+# Redis with the deployment's configuration; only where it listens and writes differs.
+start redis "$WORK/redis.log" redis-server "$ROOT/deploy/redis.conf" \
+    --port "$REDIS_PORT" --bind 127.0.0.1 --protected-mode yes --dir "$WORK/redis"
+REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
+redis_up() { redis-cli -p "$REDIS_PORT" ping 2>/dev/null | grep -q PONG; }
+wait_until 10 "redis-server" redis_up
+
+node_env=(
+    "REDIS_URL=$REDIS_URL" "HEARTS_SECRET=$SECRET" "HOST=127.0.0.1"
+    "PUBLIC_URL=http://127.0.0.1:$LB_PORT"
+)
+(( MATCHMAKER )) && node_env+=("HEARTS_MATCHMAKER=0")
+NODE_PIDS=()
+for (( i = 1; i <= NODES; i++ )); do
+    port=$((LB_PORT + i))
+    start "node$i" "$WORK/node$i.log" \
+        env "${node_env[@]}" "PORT=$port" "NODE_ID=local-node$i" "$PYTHON" -m server
+    NODE_PIDS+=("${STARTED[-1]##*:}")
+done
+if (( MATCHMAKER )); then
+    start matchmaker "$WORK/matchmaker.log" \
+        env "REDIS_URL=$REDIS_URL" HEARTS_QUEUE_TTL=30 NODE_ID=local-matchmaker "$PYTHON" -m matchmaker
+fi
+for (( i = 1; i <= NODES; i++ )); do
+    wait_until 30 "node$i (log: $WORK/node$i.log)" http_ok "http://127.0.0.1:$((LB_PORT + i))/readyz"
+done
+
+# HAProxy: deploy/haproxy.cfg with local addresses instead of the compose service names.
+awk -v lb="$LB_PORT" -v stats="$STATS_PORT" -v first=$((LB_PORT + 1)) -v n="$NODES" '
+    /^[ \t]*bind .*# @lb-bind/    { print "    bind 127.0.0.1:" lb; next }
+    /^[ \t]*bind .*# @stats-bind/ { print "    bind 127.0.0.1:" stats; next }
+    /^[ \t]*server node[0-9]+ /   { next }
+    /^[ \t]*# @servers/           { print; for (i = 0; i < n; i++) printf "    server node%d 127.0.0.1:%d\n", i + 1, first + i; next }
+    { print }
+' "$ROOT/deploy/haproxy.cfg" >"$WORK/haproxy.cfg"
+if ! haproxy -c -f "$WORK/haproxy.cfg" >"$WORK/haproxy-check.log" 2>&1; then
+    cat "$WORK/haproxy-check.log" >&2; echo "the generated haproxy.cfg does not check" >&2; exit 1
+fi
+start haproxy "$WORK/haproxy.log" haproxy -db -f "$WORK/haproxy.cfg"
+wait_until 15 "haproxy" http_ok "http://127.0.0.1:$LB_PORT/readyz"
+
+cat >"$WORK/cluster.env" <<EOF
+LB_URL=http://127.0.0.1:$LB_PORT
+WS_URL=ws://127.0.0.1:$LB_PORT/ws
+REDIS_URL=$REDIS_URL
+NODE_PIDS="${NODE_PIDS[*]}"
+EOF
+
+echo "Hearts Live: $NODES nodes behind HAProxy, Redis with an append-only file"
+echo "  play        http://127.0.0.1:$LB_PORT/   (WebSocket ws://127.0.0.1:$LB_PORT/ws)"
+for (( i = 1; i <= NODES; i++ )); do
+    echo "  node$i       http://127.0.0.1:$((LB_PORT + i))/   pid ${NODE_PIDS[i-1]}"
+done
+(( MATCHMAKER )) && echo "  matchmaker  pid ${STARTED[-2]##*:}"
+echo "  redis       $REDIS_URL"
+echo "  haproxy     stats on http://127.0.0.1:$STATS_PORT/"
+echo "  logs        $WORK  (cluster.env there has the URLs and node pids)"
+echo "  load test   $PYTHON -m load_tests.load --url ws://127.0.0.1:$LB_PORT/ws \\"
+echo "                --redis-url $REDIS_URL$(printf ' --pid %s' "${NODE_PIDS[@]}")"
+echo "Ctrl-C or SIGTERM stops everything."
+
+# Run until told to stop. A node or the matchmaker dying is what the cluster is built to
+# survive (try `kill -TERM <node pid>` mid-game: its players reconnect through HAProxy), so it
+# is reported and the rest run on; without Redis or HAProxy there is no service, so stop.
+declare -A REPORTED=()
+while true; do
+    wait -n || true
+    for entry in "${STARTED[@]}"; do
+        name=${entry%%:*}
+        pid=${entry##*:}
+        kill -0 "$pid" 2>/dev/null || [[ -n "${REPORTED[$name]:-}" ]] || {
+            REPORTED[$name]=1
+            case "$name" in
+                redis|haproxy)
+                    echo "$name exited; stopping the cluster" >&2; FAILED=1; exit 1 ;;
+                *)
+                    echo "$name (pid $pid) exited; the others run on (log: $WORK/$name.log)" >&2 ;;
+            esac
+        }
+    done
+done
