@@ -308,6 +308,7 @@ def _ask_for_a_hint(page: Any) -> None:
     page.wait_for_selector("#hint-box:not([hidden]), #toast:not([hidden])")
     if page.is_visible("#hint-box"):
         assert page.inner_text("#hint-box").startswith("Hint:")
+        screenshot(page, "hint")
     else:
         assert "hint" in page.inner_text("#toast").lower()
     assert wait_for_decision(page) in ("play", "pass")  # nothing else changed
@@ -378,6 +379,67 @@ def _check_fair_deal(page: Any, frames: Frames, hands: set[int]) -> None:
     mark = page.inner_text("#deal-status")
     assert "Deal verified" in mark, mark
     assert "with your secret" in page.inner_text("#deal-list")
+
+
+# --- prompts a random game seldom reaches -------------------------------------------------------
+
+INJECT_JS = """(event) => hearts.conn.dispatchEvent(new CustomEvent('event', {
+  detail: {type: 'event', room: hearts.conn.room, seq: hearts.conn.seq, ...event},
+}))"""
+
+
+def test_moon_choice_refusals_and_a_deal_that_does_not_verify(
+    browser: Any, server: ServerProcess
+) -> None:
+    """Events fed to the page as if from the server: the moon choice prompt sends `moon`
+    (here refused by the server, which the page shows), and an audit that does not verify
+    raises a loud warning."""
+    context = _context(browser)
+    page = context.new_page()
+    errors = _errors(page)
+    frames = Frames().attach(page)
+    new_guest(page, server.base, "Mona")
+    page.click("#open-room")
+    page.select_option("#bot-level", "random")
+    page.click("#fill-bots")
+    page.click("#start-btn:not([disabled])")
+    assert wait_for_decision(page) == "pass"
+
+    page.evaluate(
+        INJECT_JS,
+        {
+            "event": "your_turn",
+            "seat": 0,
+            "phase": "moon_choice",
+            "legal": [],
+            "choices": ["others_26", "shooter_minus_26"],
+            "clock": None,
+        },
+    )
+    assert wait_for_decision(page) == "moon"
+    assert "shot the moon" in page.inner_text("#prompt-text")
+    page.click('#moon-choice button[data-choice="shooter_minus_26"]')
+    page.wait_for_selector("#toast:not([hidden])")
+    assert frames.sent_of("moon")[-1]["choice"] == "shooter_minus_26"
+    refusal = next(f for f in reversed(frames.received) if f.get("type") == "error")
+    assert refusal["code"] == "wrong_phase"
+    assert page.inner_text("#toast") == refusal["message"]
+
+    # A fresh view puts the page back in step with the server.
+    page.evaluate("hearts.conn.request('view')")
+    assert wait_for_decision(page) == "pass"
+
+    audit = json.loads((ROOT / "protocol/vectors/audit-v1.json").read_text())
+    page.evaluate(
+        INJECT_JS, {"event": "hand_audit", "hand": 1, "audit": audit["invalid"][0]["audit"]}
+    )
+    page.wait_for_selector("#deal-warning", state="visible")
+    assert "did not verify" in page.inner_text("#deal-warning")
+    assert "NOT verified" in page.inner_text("#deal-status")
+    assert page.locator("#deal-list li.bad").count() == 1
+    screenshot(page, "deal-warning")
+    assert errors == []
+    context.close()
 
 
 # --- quick play and the ladder -----------------------------------------------------------------

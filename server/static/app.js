@@ -258,13 +258,22 @@ async function simple(type, fields = {}, okMessage = "") {
   }
 }
 
+/**
+ * The hint answer (docs/protocol.md: kind, cards/card, moon, reason, text, expected_points,
+ * alternatives) as {cards, text, expected, alternatives}; an unexpected shape shows as JSON.
+ */
 function describeHint(hint) {
-  if (!hint || typeof hint !== "object") return { cards: [], text: String(hint) };
+  if (!hint || typeof hint !== "object") return { cards: [], text: String(hint), alternatives: [] };
   const cards = Array.isArray(hint.cards) ? hint.cards : hint.card ? [hint.card] : [];
   let text = hint.text || hint.reason || "";
   if (!text && hint.moon) text = hint.moon === "others_26" ? "Add 26 to each other player." : "Take 26 off your own score.";
   if (!text) text = JSON.stringify(hint);
-  return { cards, text };
+  const alternatives = (Array.isArray(hint.alternatives) ? hint.alternatives : [])
+    .filter((a) => Array.isArray(a.cards) && typeof a.expected_points === "number")
+    .slice(0, 3)
+    .map((a) => ({ cards: a.cards, expected: a.expected_points }));
+  const expected = typeof hint.expected_points === "number" ? hint.expected_points : null;
+  return { cards, text, expected, alternatives };
 }
 
 const tableActions = {

@@ -426,9 +426,17 @@ export class TableView {
     const hintBox = $("#hint-box", this.root);
     hintBox.hidden = !this.hint || !p;
     if (!hintBox.hidden) {
-      hintBox.replaceChildren(h("strong", {}, "Hint: "),
-        this.hint.cards?.length ? h("span", { class: "hint-cards" }, this.hint.cards.map((c) => h("span", { class: "card mini static" }, cardFace(c, { small: true })))) : null,
-        " ", this.hint.text);
+      const minis = (cards) => h("span", { class: "hint-cards", "aria-label": cards.map(cardWords).join(", ") },
+        cards.map((c) => h("span", { class: "card mini static" }, cardFace(c, { small: true }))));
+      const pts = (x) => `${x.toFixed(1)} point${x === 1 ? "" : "s"}`;
+      const { cards, text, expected, alternatives = [] } = this.hint;
+      // Through h(): it drops null children, where replaceChildren would print "null".
+      hintBox.replaceChildren(...h("div", {},
+        h("p", {}, h("strong", {}, "Hint: "), cards?.length ? minis(cards) : null, " ", text),
+        expected !== null && expected !== undefined ? h("p", { class: "small" }, `Expected this hand: about ${pts(expected)}.`) : null,
+        alternatives.length ? h("p", { class: "small" }, "Instead: ",
+          alternatives.map((a, i) => h("span", { class: "alt" }, i ? " · " : "", minis(a.cards), ` ${pts(a.expected)}`))) : null,
+      ).childNodes);
     }
     const lastBtn = $("#last-trick-btn", this.root);
     lastBtn.disabled = !m.lastTrick;
@@ -536,7 +544,7 @@ export class TableView {
     warning.hidden = !bad.length;
     if (bad.length) {
       warning.replaceChildren(h("strong", {}, "Warning: a deal did not verify. "),
-        `Hand ${bad.map(([k]) => k).join(", ")}: ${bad[bad.length - 1][1].problems[0]} `,
+        `Hand ${bad.map(([k]) => k).join(", ")}: ${bad[bad.length - 1][1].problems[0]}. `,
         "The server may not have dealt fairly; see the Fair deal panel for details.");
     }
   }
