@@ -297,6 +297,14 @@ def test_a_whole_game_with_bots_a_watcher_and_a_dropped_connection(
     watcher.wait_for_selector("#result", state="visible")
     assert "Game over" in watcher.inner_text("#result")
     assert not watcher.is_visible("#rematch-btn")  # only the host
+
+    # A rematch: a new game at the same table, for the watcher too.
+    page.click("#rematch-btn")
+    assert wait_for_decision(page) == "pass"
+    assert page.evaluate("hearts.model.gameNumber") == 2
+    assert page.evaluate("hearts.model.game.scores") == [0, 0, 0, 0]
+    assert page.locator("#deal-list li.ok").count() == 0  # the new game's deals are unchecked
+    watcher.wait_for_selector("#result", state="hidden")
     assert errors == [] and watcher_errors == []
     watcher_context.close()
     context.close()

@@ -50,8 +50,8 @@ const VIEW_COMMANDS = new Set(["join", "resume", "open_room"]);
 /**
  * One logical connection to the server. Events: "event" (detail: the event frame, in seq
  * order, never twice), "view" (detail: a full view to rebuild from), "status" (detail:
- * "connecting" | "online" | "reconnecting" | "failed"), "frame" (every frame, for features
- * this client only guesses at, such as quick-play matches).
+ * "connecting" | "online" | "reconnecting"), "frame" (every frame: quick-play messages are
+ * not room events), "lost-room" (the room is gone), "auth-failed" (the token was refused).
  */
 export class Connection extends EventTarget {
   constructor(token, url = null) {
@@ -117,7 +117,12 @@ export class Connection extends EventTarget {
         resolve(reply);
       } catch (err) {
         reject(err);
-        if (err.code === "bad_token") this.closing = true; // a new identity is needed
+        if (err.code === "bad_token") {
+          // The server no longer accepts this identity (a new signing key): retrying is
+          // pointless, the player needs a new guest identity.
+          this.closing = true;
+          this.dispatchEvent(new CustomEvent("auth-failed", { detail: err }));
+        }
         ws.close();
       }
     };

@@ -63,6 +63,13 @@ async function connect() {
   conn.addEventListener("view", (e) => onView(e.detail));
   conn.addEventListener("event", (e) => onEvent(e.detail));
   conn.addEventListener("frame", (e) => onFrame(e.detail));
+  conn.addEventListener("auth-failed", () => {
+    forgetGuest();
+    guest = null;
+    model = null;
+    toast("The server no longer knows this name; choose it again to carry on.", "info");
+    showLobby({ joining: routeCode() });
+  });
   conn.addEventListener("lost-room", () => {
     toast("That table no longer exists.");
     goToLobby();

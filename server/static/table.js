@@ -85,6 +85,7 @@ export class TableView {
     $("#fill-bots", this.root).addEventListener("click", () => this.actions.fillBots($("#bot-level", this.root).value));
     $("#start-btn", this.root).addEventListener("click", () => this.actions.start());
     $("#copy-link", this.root).addEventListener("click", () => this.actions.copyLink());
+    $("#copy-link-small", this.root).addEventListener("click", () => this.actions.copyLink());
     $("#leave-btn", this.root).addEventListener("click", () => this.actions.leave());
     $("#moon-choice", this.root).addEventListener("click", (e) => {
       const choice = e.target.closest("button[data-choice]")?.dataset.choice;
@@ -155,6 +156,8 @@ export class TableView {
     const input = $("#invite-link", this.root);
     if (input.value !== link) input.value = link;
     $("#watching", this.root).hidden = m.you !== null && m.you !== undefined;
+    // While the table fills, the invite sits with the host's controls; later, a small button.
+    $("#copy-link-small", this.root).hidden = m.status === "open";
   }
 
   // --- seats ------------------------------------------------------------------------------
@@ -192,6 +195,7 @@ export class TableView {
     const el = h("div", {
       class: `seat${deciding ? " active" : ""}${s.bot ? " is-bot" : ""}${seat === m.you ? " is-you" : ""}${s.out_of_time ? " out" : ""}`,
       dataset: { seat },
+      role: "group",
       "aria-label": `${s.name}${s.bot ? ", bot" : ""}${seat === m.you ? ", you" : ""}`,
     },
       h("div", { class: "seat-name" }, h("span", { class: "name" }, s.name), ...badges),
@@ -219,7 +223,8 @@ export class TableView {
     for (const el of this.root.querySelectorAll(".clock[data-seat]")) {
       const seat = Number(el.dataset.seat);
       const s = m.seats[seat];
-      const live = m.status === "playing" && m.deciding.includes(seat) && s && !s.bot;
+      // Correspondence tables have no running clocks: a decision may take hours.
+      const live = m.status === "playing" && m.deciding.includes(seat) && s && !s.bot && m.options?.pace !== "correspondence";
       drawClock(el, live ? clockReading(s.clock, now, s.out_of_time) : { mode: "idle", seconds: 0, fraction: 0 });
     }
     for (const btn of this.root.querySelectorAll("button.boot")) {
@@ -229,7 +234,8 @@ export class TableView {
     if (mine) {
       const you = m.you;
       const s = you !== null && you !== undefined ? m.seats[you] : null;
-      drawClock(mine, m.prompt && s ? clockReading(m.prompt.clock ?? s.clock, now, s.out_of_time) : { mode: "idle", seconds: 0, fraction: 0 });
+      const live = m.prompt && s && m.options?.pace !== "correspondence";
+      drawClock(mine, live ? clockReading(m.prompt.clock ?? s.clock, now, s.out_of_time) : { mode: "idle", seconds: 0, fraction: 0 });
     }
   }
 
