@@ -16,7 +16,6 @@ const RANK_WORDS = {
   2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine",
 };
 
-export const rankOf = (card) => card[0];
 export const suitOf = (card) => card[1];
 
 /** Display rank: "10" for T, the letter or digit otherwise. */

@@ -10,6 +10,8 @@ export class Lobby {
   /** actions: {saveName(name), openRoom(options), joinCode(code), quickPlay(target), cancelQueue()} */
   constructor(actions) {
     this.actions = actions;
+    this.quick = "unknown"; // quick play: unknown | off | on | queued
+    this.ladderShown = false;
     $("#name-form").addEventListener("submit", (e) => {
       e.preventDefault();
       const name = $("#name-input").value.trim();
@@ -52,7 +54,6 @@ export class Lobby {
     $("#name-current").hidden = !named;
     $("#lobby-play").hidden = !named || Boolean(joining);
     if (named) $("#name-shown").textContent = guest.name;
-    else if (!$("#name-input").value) $("#name-input").value = "";
     const note = $("#join-note");
     note.hidden = !joining;
     note.textContent = joining ? `Choose a name to join the table ${joining}.` : "";
@@ -65,7 +66,7 @@ export class Lobby {
 
   busy(flag) {
     for (const el of document.querySelectorAll("#lobby button[type=submit]")) el.disabled = flag;
-    if (!flag) this.setQuick(this.quick);
+    if (!flag && this.quick) this.setQuick(this.quick); // re-apply what quick play allows
   }
 
   error(message) {

@@ -2,9 +2,7 @@
 // applying events one at a time. No DOM here, so the rules of "what do we know now" stay in
 // one place and the renderer only reads.
 
-import { sortCards, suitOf } from "./cards.js";
-
-const SEATS = [0, 1, 2, 3];
+import { pointsIn, sortCards, suitOf } from "./cards.js";
 
 function emptyGame() {
   return {
@@ -100,13 +98,11 @@ export function fromView(view, serverNow) {
     });
     m.game = game;
     const last = game.tricks[game.tricks.length - 1];
-    if (last) m.lastTrick = { ...last, number: game.tricks.length, points: pointsOf(last.cards) };
+    if (last) m.lastTrick = { ...last, number: game.tricks.length, points: pointsIn(last.cards) };
     m.prompt = promptFromView(m);
   }
   return m;
 }
-
-const pointsOf = (cards) => cards.reduce((n, c) => n + (c === "QS" ? 13 : suitOf(c) === "H" ? 1 : 0), 0);
 
 function promptFromView(m) {
   const g = m.game;
@@ -355,6 +351,3 @@ export function applyEvent(m, ev, serverNow) {
   }
   return m;
 }
-
-/** Every seat index whose player is a person (not a bot). */
-export const humanSeats = (m) => SEATS.filter((i) => m.seats[i] && !m.seats[i].bot);
