@@ -1,0 +1,608 @@
+"""Load generator: whole games of socket players against real server nodes, and a measured report.
+
+    python -m load_tests.load                                  # 3 nodes started here, 10 tables
+    python -m load_tests.load --start 3 --tables 25 --duration 60
+    python -m load_tests.load --start 1 --tables 2 --duration 20 --json
+    python -m load_tests.load --url ws://127.0.0.1:8000/ws \\
+        [--redis-url redis://127.0.0.1:6390/0] [--pid PID --pid PID …]
+
+Without --url it starts a private redis-server (append-only file, everysec, as deploy/redis.conf,
+in a temp dir) and N nodes (``python -m server``) on free loopback ports with one shared
+HEARTS_SECRET, no bot think time and no pause between hands, and stops them all at the end.
+With --url it drives a running service (deploy/local-cluster.sh prints the line to use); what
+it cannot see (node memory and CPU without --pid, Redis without --redis-url) is reported as not
+measured.
+
+T tables of four players (load_tests/scenarios.py) connect, sit down, then play whole games as
+fast as the server answers. Bounded: only loopback targets, at most 250 tables, 8 nodes, 20
+games per table, and play stops at --duration (at most 600 s) whatever happens. Every figure of
+the report is measured in this run; the last line is ``move_latency_ms_p99: N``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import ctypes
+import ipaddress
+import math
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import redis
+
+from load_tests.scenarios import Endpoint, Stats, Table
+from protocol.client import HeartsClient, guest
+
+ROOT = Path(__file__).resolve().parent.parent
+MAX_TABLES = 250
+MAX_NODES = 8
+MAX_GAMES = 20
+MAX_DURATION = 600.0
+SETUP_TIMEOUT = 60.0  # connecting and seating every table; not part of --duration
+IDLE_WINDOW = 2.0  # seconds of seated, idle players to measure Redis' background rate
+CONNECT_AT_ONCE = 8  # tables connecting concurrently: a burst, not a stampede
+
+
+# -- processes started here ------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGTERM it if this generator dies, so nothing outlives a run."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+@dataclass
+class Cluster:
+    """A private redis-server and N server nodes on loopback, in one temp dir, for one run."""
+
+    nodes: int
+    workdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="hearts-load-")))
+    redis_port: int = 0
+    node_ports: list[int] = field(default_factory=list)
+    redis_proc: subprocess.Popen[bytes] | None = None
+    node_procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    @property
+    def redis_url(self) -> str:
+        return f"redis://127.0.0.1:{self.redis_port}/0"
+
+    @property
+    def endpoints(self) -> list[Endpoint]:
+        return [
+            Endpoint(f"http://127.0.0.1:{p}", f"ws://127.0.0.1:{p}/ws") for p in self.node_ports
+        ]
+
+    @property
+    def node_pids(self) -> list[int]:
+        return [p.pid for p in self.node_procs]
+
+    def _spawn(self, name: str, command: list[str], env: dict[str, str] | None = None) -> Any:
+        log = (self.workdir / f"{name}.log").open("wb")
+        return subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            # Own session: a terminal's Ctrl-C reaches the generator, which stops them in order.
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+        )
+
+    def log_tail(self, name: str, chars: int = 2000) -> str:
+        path = self.workdir / f"{name}.log"
+        return path.read_text(errors="replace")[-chars:] if path.exists() else ""
+
+    def start(self) -> None:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise SystemExit("redis-server not found: apt-get install redis-server, or use --url")
+        self.redis_port = free_port()
+        # The production persistence (deploy/redis.conf): the AOF's write per command is part
+        # of what a move costs. No snapshots: nothing here outlives the run.
+        self.redis_proc = self._spawn(
+            "redis",
+            [binary, "--port", str(self.redis_port), "--bind", "127.0.0.1",
+             "--dir", str(self.workdir), "--save", "", "--appendonly", "yes",
+             "--appendfsync", "everysec", "--maxmemory-policy", "noeviction"],
+        )  # fmt: skip
+        client = redis.Redis(port=self.redis_port, socket_connect_timeout=0.5)
+        try:
+            _wait("redis-server", 10, lambda: bool(client.ping()), self.redis_proc)
+        finally:
+            client.close()
+
+        secret = secrets.token_hex(32)  # one per run, shared: a token from one node works on all
+        for i in range(self.nodes):
+            port = free_port()
+            env = {
+                **os.environ,
+                "HOST": "127.0.0.1",
+                "PORT": str(port),
+                "REDIS_URL": self.redis_url,
+                "HEARTS_SECRET": secret,
+                "NODE_ID": f"load-node{i + 1}",
+                # Players answer at once; no bots play, and no pause between hands, so the
+                # server's own speed sets the pace.
+                "HEARTS_BOT_THINK": "0",
+                "HEARTS_BETWEEN_HANDS": "0",
+                "HEARTS_BOT_WORKERS": "0",
+                "LOG_LEVEL": "WARNING",
+            }
+            self.node_ports.append(port)
+            self.node_procs.append(
+                self._spawn(f"node{i + 1}", [sys.executable, "-m", "server"], env)
+            )
+        for i, (port, proc) in enumerate(zip(self.node_ports, self.node_procs, strict=True)):
+            url = f"http://127.0.0.1:{port}/readyz"
+            _wait(
+                f"node{i + 1} ({self.workdir / f'node{i + 1}.log'})", 30, lambda u=url: _ok(u), proc
+            )
+
+    def stop(self) -> None:
+        # Nodes first (SIGTERM drains them), then Redis.
+        for proc in self.node_procs:
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in self.node_procs:
+            _reap(proc, 15)
+        if self.redis_proc is not None:
+            if self.redis_proc.poll() is None:
+                self.redis_proc.terminate()
+            _reap(self.redis_proc, 10)
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def _ok(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=1) as resp:
+            return resp.status == 200
+    except OSError:
+        return False
+
+
+def _wait(what: str, seconds: float, ready: Any, proc: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with code {proc.returncode}")
+        with contextlib.suppress(Exception):
+            if ready():
+                return
+        time.sleep(0.05)
+    raise RuntimeError(f"{what} was not ready within {seconds:.0f} s")
+
+
+def _reap(proc: subprocess.Popen[bytes], seconds: float) -> None:
+    try:
+        proc.wait(seconds)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+# -- what the operating system and Redis say -------------------------------------------------
+
+
+def _descendants(pid: int) -> list[int]:
+    """The process and its children, grandchildren… (bot workers, if any) from /proc."""
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        with contextlib.suppress(OSError):
+            for task in os.listdir(f"/proc/{current}/task"):
+                with open(f"/proc/{current}/task/{task}/children") as f:
+                    todo.extend(int(c) for c in f.read().split())
+    return found
+
+
+def rss_kib(pids: list[int]) -> int:
+    """VmRSS of these processes and their descendants, from /proc/PID/status."""
+    total = 0
+    for pid in (p for root in pids for p in _descendants(root)):
+        with contextlib.suppress(OSError), open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+                    break
+    return total
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time of these processes and their descendants, from /proc/PID/stat."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in (p for root in pids for p in _descendants(root)):
+        with contextlib.suppress(OSError), open(f"/proc/{pid}/stat") as f:
+            # Fields after the parenthesised command name; utime and stime are 14 and 15.
+            fields = f.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / ticks
+    return total
+
+
+@dataclass
+class RedisSnapshot:
+    total_commands: int
+    per_command: dict[str, int]
+    used_memory: int
+
+
+class RedisProbe:
+    """INFO before and after; its own INFO calls are counted and taken out of the deltas."""
+
+    def __init__(self, url: str) -> None:
+        self.client = redis.Redis.from_url(url, socket_timeout=5)
+        self.client.ping()  # connect (and any client hand-shake) before the first snapshot
+        self.own_calls = 0
+
+    def snapshot(self) -> RedisSnapshot:
+        info = self.client.info("all")
+        self.own_calls += 1
+        per_command = {
+            key.removeprefix("cmdstat_"): int(value["calls"])
+            for key, value in info.items()
+            if key.startswith("cmdstat_") and isinstance(value, dict)
+        }
+        return RedisSnapshot(
+            int(info["total_commands_processed"]), per_command, int(info["used_memory"])
+        )
+
+    def redis_pid(self) -> int:
+        self.own_calls += 1
+        return int(self.client.info("server")["process_id"])
+
+    def close(self) -> None:
+        self.client.close()
+
+
+# -- the run ---------------------------------------------------------------------------------
+
+
+def percentile(sorted_values: list[float], fraction: float) -> float:
+    """Nearest rank: the smallest value with at least this fraction of the values at or below."""
+    if not sorted_values:
+        return float("nan")
+    rank = max(1, math.ceil(fraction * len(sorted_values)))
+    return sorted_values[min(rank, len(sorted_values)) - 1]
+
+
+class LoopLag:
+    """How late this process' event loop wakes up: the generator's own share of the latency."""
+
+    def __init__(self, every: float = 0.05) -> None:
+        self.every = every
+        self.samples: list[float] = []
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run())
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            before = loop.time()
+            await asyncio.sleep(self.every)
+            self.samples.append(loop.time() - before - self.every)
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+
+@dataclass
+class Target:
+    endpoints: list[Endpoint]
+    node_pids: list[int]
+    redis_url: str | None
+    description: str
+
+
+async def warm_up(endpoints: list[Endpoint], binary: bool) -> None:
+    """One guest and one socket per endpoint before the memory baseline: the first connection's
+    one-off costs (lazy imports, first buffers) are not charged to the load's connections."""
+    for endpoint in endpoints:
+        ident = await guest(endpoint.http, "warm-up")
+        client = await HeartsClient.connect(endpoint.ws, ident["token"], binary=binary)
+        await client.request("ping")
+        await client.close()
+
+
+async def run(args: argparse.Namespace, target: Target) -> int:
+    stats = Stats()
+    loop = asyncio.get_running_loop()
+    tables = [
+        Table(i, target.endpoints, binary=not args.json, target=args.target, seed=args.seed)
+        for i in range(args.tables)
+    ]
+    probe = RedisProbe(target.redis_url) if target.redis_url else None
+    # Redis' CPU when it runs on this machine (always, with --start: it was started here).
+    redis_pids = [probe.redis_pid()] if probe is not None else []
+    redis_pids = [pid for pid in redis_pids if Path(f"/proc/{pid}").exists()]
+    lag = LoopLag()
+    try:
+        await warm_up(target.endpoints, not args.json)
+        await asyncio.sleep(0.5)
+        rss_before = rss_kib(target.node_pids)
+        redis_before_connect = probe.snapshot() if probe else None
+
+        # Connect and seat every table (bounded concurrency, bounded time).
+        gate = asyncio.Semaphore(CONNECT_AT_ONCE)
+
+        async def prepare(table: Table) -> None:
+            async with gate:
+                await table.connect(stats)
+                await table.sit_down()
+
+        setup_started = loop.time()
+        async with asyncio.timeout(SETUP_TIMEOUT):
+            await asyncio.gather(*(prepare(t) for t in tables))
+        setup_time = loop.time() - setup_started
+        await asyncio.sleep(0.5)  # let the nodes settle the joins before reading memory
+        rss_connected = rss_kib(target.node_pids)
+
+        # Redis' background rate with everyone seated and idle: scheduler polls, pings, …
+        idle_before = probe.snapshot() if probe else None
+        await asyncio.sleep(IDLE_WINDOW)
+        idle_after = probe.snapshot() if probe else None
+
+        frames_before = sum(t.frames_received() for t in tables)
+        redis_before = probe.snapshot() if probe else None
+        own_before = probe.own_calls if probe else 0
+        cpu_nodes_before = cpu_seconds(target.node_pids)
+        cpu_redis_before = cpu_seconds(redis_pids)
+        cpu_self_before = time.process_time()
+        lag.start()
+        started = loop.time()
+        deadline = started + args.duration
+        await asyncio.gather(*(t.play(args.games, stats, deadline) for t in tables))
+        elapsed = loop.time() - started
+        await lag.stop()
+        cpu_self = time.process_time() - cpu_self_before
+        cpu_nodes = cpu_seconds(target.node_pids) - cpu_nodes_before
+        cpu_redis = cpu_seconds(redis_pids) - cpu_redis_before
+        redis_after = probe.snapshot() if probe else None
+        # INFO counts the commands before it, so the delta holds our first snapshot and any
+        # call made in between, but not the second snapshot.
+        own_during = (probe.own_calls - own_before) if probe else 0
+        frames = sum(t.frames_received() for t in tables) - frames_before
+        rss_after = rss_kib(target.node_pids)
+    finally:
+        await lag.stop()
+        await asyncio.gather(*(t.close() for t in tables), return_exceptions=True)
+        if probe is not None:
+            probe.close()
+
+    # -- the report --------------------------------------------------------------------------
+    out: list[str] = []
+    say = out.append
+    say(f"load: {target.description}, {'JSON' if args.json else 'msgpack'} frames")
+    say(
+        f"tables: {args.tables}  players: {4 * args.tables}  games per table: {args.games}  "
+        f"target score: {args.target}  time limit: {args.duration:g} s"
+    )
+    say(f"connections: {stats.connections}  (set up and seated in {setup_time:.1f} s)")
+    wanted = args.tables * args.games
+    say(
+        f"games_finished: {stats.games_finished} of {wanted}  "
+        f"(unfinished at the time limit: {stats.games_unfinished})"
+    )
+    say(f"hands_played: {stats.hands}  fair-deal audits verified: {stats.audits_verified}")
+    say(
+        f"moves_acknowledged: {stats.moves}  (cards played {stats.plays}, passes "
+        f"{stats.passes}, moon choices {stats.moons}) in {elapsed:.1f} s = "
+        f"{stats.moves / elapsed:.0f} moves/s"
+    )
+    lat = sorted(stats.move_latencies)
+    ms = {
+        name: percentile(lat, q) * 1000 for name, q in (("p50", 0.5), ("p90", 0.9), ("p99", 0.99))
+    }
+    ms["max"] = (lat[-1] if lat else float("nan")) * 1000
+    say(
+        "move_latency_ms: "
+        + "  ".join(f"{k} {v:.1f}" for k, v in ms.items())
+        + f"  (send → ok, {len(lat)} moves)"
+    )
+    say(f"frames_received: {frames} in {elapsed:.1f} s = {frames / elapsed:.0f} frames/s")
+    if target.node_pids:
+        per_conn = (rss_connected - rss_before) / max(1, stats.connections)
+        say(
+            f"server_rss_kib: before {rss_before}  connected {rss_connected}  after games "
+            f"{rss_after}  (VmRSS of {len(target.node_pids)} node process(es))"
+        )
+        say(
+            f"server_memory_per_connection_kib: {per_conn:.1f}  ((connected - before) / "
+            f"{stats.connections} connections)"
+        )
+    else:
+        say("server_rss_kib: not measured (no node pids: pass --pid for each node)")
+        say("server_memory_per_connection_kib: not measured")
+    if probe is not None:
+        assert redis_before and redis_after and idle_before and idle_after
+        assert redis_before_connect is not None
+        commands = redis_after.total_commands - redis_before.total_commands - own_during
+        idle_rate = (idle_after.total_commands - idle_before.total_commands - 1) / IDLE_WINDOW
+        cards = max(1, stats.plays)
+        net = (commands - idle_rate * elapsed) / cards
+        say(
+            f"redis_commands_per_card: {commands / cards:.2f}  ({commands} commands during play "
+            f"/ {stats.plays} cards; idle rate {idle_rate:.0f}/s measured over "
+            f"{IDLE_WINDOW:g} s; net of it {net:.2f})"
+        )
+        delta = Counter(
+            {
+                name: calls - redis_before.per_command.get(name, 0)
+                for name, calls in redis_after.per_command.items()
+                if name != "info"
+            }
+        )
+        top = ", ".join(f"{name} {calls / cards:.2f}" for name, calls in delta.most_common(6))
+        say(f"redis_top_commands_per_card: {top}")
+        grown = redis_after.used_memory - redis_before_connect.used_memory
+        say(
+            f"redis_used_memory_kib: {redis_after.used_memory // 1024}  (+{grown // 1024} since "
+            f"before connecting, {grown / 1024 / max(1, args.tables):.1f} per table)"
+        )
+    else:
+        say("redis_commands_per_card: not measured (pass --redis-url)")
+    if target.node_pids:
+        cores = os.cpu_count() or 0
+        redis_cpu = f"redis {cpu_redis / elapsed:.2f}  " if redis_pids else ""
+        say(
+            f"cpu_cores_busy: nodes {cpu_nodes / elapsed:.2f}  {redis_cpu}load generator "
+            f"{cpu_self / elapsed:.2f}  (of {cores} on this machine)"
+        )
+    lags = sorted(lag.samples)
+    say(
+        f"generator_loop_lag_ms: p50 {percentile(lags, 0.5) * 1000:.1f}  p99 "
+        f"{percentile(lags, 0.99) * 1000:.1f}  max {(lags[-1] if lags else 0) * 1000:.1f}  "
+        "(this process' own delay, inside every latency above)"
+    )
+    errors = sum(stats.errors.values())
+    detail = ", ".join(f"{k} x{v}" for k, v in stats.errors.most_common())
+    say(f"errors: {errors}" + (f"  ({detail})" if detail else ""))
+    say(f"move_latency_ms_p99: {ms['p99']:.1f}")
+    print("\n".join(out), flush=True)
+    return 1 if errors else 0
+
+
+# -- arguments and targets -------------------------------------------------------------------
+
+
+def require_loopback(url: str, what: str) -> None:
+    """Load goes to this machine only: every address the host resolves to must be loopback."""
+    host = urlparse(url).hostname
+    if not host:
+        raise SystemExit(f"{what}: no host in {url!r}")
+    try:
+        addresses = {info[4][0] for info in socket.getaddrinfo(host, None)}
+    except OSError as e:
+        raise SystemExit(f"{what}: cannot resolve {host!r}: {e}") from None
+    if not addresses or not all(ipaddress.ip_address(a).is_loopback for a in addresses):
+        raise SystemExit(
+            f"{what}: {host} is not a loopback address; this tool loads only 127/8, ::1"
+        )
+
+
+def endpoint_for(url: str) -> Endpoint:
+    parsed = urlparse(url)
+    if parsed.scheme not in ("ws", "wss"):
+        raise SystemExit(f"--url must be ws:// or wss://, not {url!r}")
+    http = f"{'https' if parsed.scheme == 'wss' else 'http'}://{parsed.netloc}"
+    return Endpoint(http, url if parsed.path else url.rstrip("/") + "/ws")
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m load_tests.load", description=__doc__.split("\n\n")[0]
+    )
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--url", help="a running service's WebSocket URL (loopback only)")
+    where.add_argument("--start", type=int, metavar="N", help="start N nodes here (default 3)")
+    parser.add_argument("--redis-url", help="with --url: its Redis, to count commands")
+    parser.add_argument(
+        "--pid", type=int, action="append", default=[], help="with --url: a node's pid (repeat)"
+    )
+    parser.add_argument("--tables", type=int, default=10, help=f"tables of four (≤ {MAX_TABLES})")
+    parser.add_argument("--games", type=int, default=1, help=f"games per table (≤ {MAX_GAMES})")
+    parser.add_argument(
+        "--duration", type=float, default=60.0, help=f"play time limit, s (≤ {MAX_DURATION:g})"
+    )
+    parser.add_argument("--target", type=int, choices=(50, 100), default=50, help="game target")
+    parser.add_argument("--seed", type=int, default=0, help="players' random choices")
+    codec = parser.add_mutually_exclusive_group()
+    codec.add_argument("--binary", dest="json", action="store_false", help="msgpack (default)")
+    codec.add_argument("--json", dest="json", action="store_true", help="JSON text frames")
+    parser.set_defaults(json=False)  # store_false alone would make JSON the default
+    args = parser.parse_args(argv)
+    if not 1 <= args.tables <= MAX_TABLES:
+        parser.error(f"--tables must be 1..{MAX_TABLES}")
+    if not 1 <= args.games <= MAX_GAMES:
+        parser.error(f"--games must be 1..{MAX_GAMES}")
+    if not 0 < args.duration <= MAX_DURATION:
+        parser.error(f"--duration must be in (0, {MAX_DURATION:g}]")
+    if args.url is None:
+        args.start = 3 if args.start is None else args.start
+        if not 1 <= args.start <= MAX_NODES:
+            parser.error(f"--start must be 1..{MAX_NODES}")
+        if args.redis_url or args.pid:
+            parser.error("--redis-url and --pid go with --url (with --start they are known)")
+    else:
+        require_loopback(args.url, "--url")
+        if args.redis_url:
+            require_loopback(args.redis_url, "--redis-url")
+        for pid in args.pid:
+            if not Path(f"/proc/{pid}").exists():
+                parser.error(f"--pid {pid}: no such process")
+    return args
+
+
+@contextlib.contextmanager
+def stop_on_sigterm() -> Iterator[None]:
+    """SIGTERM ends the run like Ctrl-C, so the processes started here are stopped."""
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    with stop_on_sigterm():
+        if args.url is not None:
+            target = Target([endpoint_for(args.url)], args.pid, args.redis_url, f"{args.url}")
+            return asyncio.run(run(args, target))
+        cluster = Cluster(args.start)
+        try:
+            cluster.start()
+            target = Target(
+                cluster.endpoints,
+                cluster.node_pids,
+                cluster.redis_url,
+                f"{args.start} node(s) started here, private redis-server (AOF everysec)",
+            )
+            return asyncio.run(run(args, target))
+        except RuntimeError as e:
+            print(f"error: {e}", file=sys.stderr)
+            for i in range(len(cluster.node_procs)):
+                tail = cluster.log_tail(f"node{i + 1}")
+                if tail:
+                    print(f"--- node{i + 1} log ---\n{tail}", file=sys.stderr)
+            return 2
+        finally:
+            cluster.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
