@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from protocol.shuffle import deal_context, seat_commitment
 from tests.browser_support import (
     CHROMIUM_ARGS,
     DESKTOP,
@@ -132,8 +133,6 @@ def test_fair_deal_matches_the_known_answers(browser: Any, server: ServerProcess
     page = context.new_page()
     errors = _errors(page)
     page.goto(server.base + "/static/index.html")
-    from protocol.shuffle import deal_context, seat_commitment
-
     for fallback, backend in ((False, "webcrypto"), (True, "js")):
         got = page.evaluate(VECTORS_JS, [deal, audit, fallback])
         assert got["backend"] == backend
@@ -479,6 +478,8 @@ def test_quick_play_and_the_ladder_light_up(browser: Any, server: ServerProcess)
         assert frames.sent_of("commit") and frames.sent_of("reveal")
         assert "did not take part in the shuffle" not in page.inner_text("#log")
     screenshot(page, "quick-play-phone")
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= PHONE["width"], f"the phone layout scrolls sideways ({width}px)"
     assert errors == []
     context.close()
 
