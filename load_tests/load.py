@@ -565,7 +565,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 @contextlib.contextmanager
 def stop_on_sigterm() -> Iterator[None]:
-    """SIGTERM ends the run like Ctrl-C, so the processes started here are stopped."""
+    """While processes start (no event loop yet): SIGTERM ends the run like Ctrl-C."""
 
     def interrupt(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt
@@ -577,31 +577,54 @@ def stop_on_sigterm() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+async def run_until_stopped(args: argparse.Namespace, target: Target) -> int:
+    """Ctrl-C or SIGTERM cancel the run: sockets close, no report, exit code 130."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, task.cancel)
+    try:
+        return await run(args, target)
+    except asyncio.CancelledError:
+        print("interrupted: no report", file=sys.stderr)
+        return 130
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    with stop_on_sigterm():
-        if args.url is not None:
-            target = Target([endpoint_for(args.url)], args.pid, args.redis_url, f"{args.url}")
-            return asyncio.run(run(args, target))
-        cluster = Cluster(args.start)
-        try:
+    if args.url is not None:
+        target = Target([endpoint_for(args.url)], args.pid, args.redis_url, args.url)
+        return asyncio.run(run_until_stopped(args, target))
+    cluster = Cluster(args.start)
+    try:
+        with stop_on_sigterm():
             cluster.start()
-            target = Target(
-                cluster.endpoints,
-                cluster.node_pids,
-                cluster.redis_url,
-                f"{args.start} node(s) started here, private redis-server (AOF everysec)",
-            )
-            return asyncio.run(run(args, target))
-        except RuntimeError as e:
-            print(f"error: {e}", file=sys.stderr)
-            for i in range(len(cluster.node_procs)):
-                tail = cluster.log_tail(f"node{i + 1}")
-                if tail:
-                    print(f"--- node{i + 1} log ---\n{tail}", file=sys.stderr)
-            return 2
-        finally:
-            cluster.stop()
+        target = Target(
+            cluster.endpoints,
+            cluster.node_pids,
+            cluster.redis_url,
+            f"{args.start} node(s) started here, private redis-server (AOF everysec)",
+        )
+        return asyncio.run(run_until_stopped(args, target))
+    except KeyboardInterrupt:
+        print("interrupted while starting", file=sys.stderr)
+        return 130
+    except RuntimeError as e:
+        print(f"error: {e}", file=sys.stderr)
+        for i in range(len(cluster.node_procs)):
+            tail = cluster.log_tail(f"node{i + 1}")
+            if tail:
+                print(f"--- node{i + 1} log ---\n{tail}", file=sys.stderr)
+        return 2
+    finally:
+        # Ignore further Ctrl-C / SIGTERM while the nodes drain and Redis stops.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        cluster.stop()
 
 
 if __name__ == "__main__":
