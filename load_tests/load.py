@@ -438,7 +438,7 @@ async def run(args: argparse.Namespace, target: Target) -> int:
         )
         say(
             f"server_memory_per_connection_kib: {per_conn:.1f}  ((connected - before) / "
-            f"{stats.connections} connections)"
+            f"{stats.connections} sockets, authenticated and seated)"
         )
     else:
         say("server_rss_kib: not measured (no node pids: pass --pid for each node)")
