@@ -12,11 +12,10 @@ from __future__ import annotations
 from server.rules import SUIT_MASKS
 
 from .knowledge import Knowledge
-from .policy import choose
+from .policy import MOON_WATCH_POINTS, choose
 
 QUEEN = 36
 KING_SPADES, ACE_SPADES = 37, 38
-MOON_WATCH_POINTS = 10  # points a seat must have taken, all of them, before we block its moon
 
 
 def pass_scores(hand: int) -> dict[int, float]:

@@ -18,15 +18,15 @@ class BotLevel:
     play_budget: int  # simulated card plays per decision, shared among the candidate cards
     min_worlds: int  # sampled deals per candidate card, at least ...
     max_worlds: int  # ... and at most
-    pass_worlds: int  # sampled deals for the finalists of the pass search
-    pass_screen: int  # sampled deals for every candidate pass in the first round
-    pass_finalists: int  # candidate passes kept for the second round
+    pass_worlds: int  # sampled deals the pass search may try a candidate on, at most
+    pass_budget: int  # simulated card plays for the whole pass search
+    inference_pool: int  # deals sampled per deal kept, to keep those that explain the play
 
 
 BOT_LEVELS: dict[str, BotLevel] = {
-    "basic": BotLevel("basic", "bot:basic", "Basic Bot", False, 0, 0, 0, 0, 0, 0),
-    "normal": BotLevel("normal", "bot:normal", "Normal Bot", True, 3000, 8, 24, 12, 4, 3),
-    "strong": BotLevel("strong", "bot:strong", "Strong Bot", True, 12000, 24, 96, 40, 10, 5),
+    "basic": BotLevel("basic", "bot:basic", "Basic Bot", False, 0, 0, 0, 0, 0, 1),
+    "normal": BotLevel("normal", "bot:normal", "Normal Bot", True, 3000, 16, 32, 32, 6000, 2),
+    "strong": BotLevel("strong", "bot:strong", "Strong Bot", True, 16000, 24, 160, 96, 24000, 3),
 }
 DEFAULT_LEVEL = "strong"
 

@@ -6,14 +6,15 @@ plays through it. The policy is ``policy.choose``; a single legal card is played
 
 from __future__ import annotations
 
-from server.rules import Hand
+from server.rules import POINT_CARDS, Hand
 
 from .policy import choose
 
 
 def play_out(h: Hand, runner: int = -1, block: bool = True) -> None:
-    """Finish the hand in place, every seat playing the policy (``runner`` shooting; the others
-    blocking it unless ``block`` is False)."""
+    """Play the hand on in place, every seat playing the policy (``runner`` shooting; the others
+    blocking it unless ``block`` is False), until the points are settled: the end of the hand,
+    or earlier once every point card has been taken. ``h.taken`` then holds the result."""
     hands = h.hands  # the engine updates this list in place
     legal_plays = h.legal_plays
     play = h.play
@@ -35,4 +36,5 @@ def play_out(h: Hand, runner: int = -1, block: bool = True) -> None:
             )
         else:
             card = legal.bit_length() - 1
-        play(seat, card)
+        if play(seat, card) >= 0 and not (hands[0] | hands[1] | hands[2] | hands[3]) & POINT_CARDS:
+            return  # every point card is taken: the rest of the hand cannot change the score

@@ -18,6 +18,7 @@ QUEEN = 1 << 36
 HIGH_SPADES = (1 << 37) | (1 << 38)  # king and ace: they catch the queen
 LOW_SPADES = SUIT_MASKS[2] & ((1 << 36) - 1)  # 2S..JS: lose to the queen
 NON_POINTS = ((1 << 52) - 1) & ~POINT_CARDS
+MOON_WATCH_POINTS = 10  # points a seat must have taken, all of them, before others block its moon
 CLUBS, DIAMONDS, SPADES, HEARTS = SUIT_MASKS
 
 

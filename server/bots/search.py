@@ -21,8 +21,10 @@ keeps the best few for a second round on many more.
 
 from __future__ import annotations
 
+import math
 import random
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from itertools import combinations
 
 from server.rules import SUIT_MASKS, Hand, PassDirection, points_in
@@ -32,14 +34,19 @@ from .knowledge import Knowledge
 from .levels import BotLevel
 from .outcome import scored, utility
 from .playout import play_out
-from .worlds import sample_worlds
+from .worlds import NoWorld, plausible_worlds, sample_world
 
 PROBE_WORLDS = 16
+BATCH = 8  # deals added to every live candidate between cuts
+FIRST_CUT = 16  # no candidate is dropped before this many deals
+Z = 2.0  # standard errors of the paired difference before a candidate is dropped
+MIN_GAP = 0.05
 THREAT_RATE = 0.25  # an opponent running with this chance unblocked is blocked in the search
 OWN_PROBE_RATE = 0.3  # below this, shooting is not even tried
 SHOOT_RATE = 0.5  # the moon line is taken only when it makes the moon in most deals ...
 COMMITTED_RATE = 0.3  # ... or in this many once the seat holds this many points, all of them
 COMMITTED_POINTS = 14
+SHOOT_SLACK = 0.15  # a moon line stays in the race while this close to the share it needs
 
 
 @dataclass(slots=True)
@@ -52,7 +59,7 @@ class Option:
     value: float  # mean utility (points, and the game near the target); higher is better
     moon_rate: float  # share of the deals in which this seat shot the moon
     shoot: bool  # valued by playing on for the moon
-    worlds: int
+    worlds: int  # deals it was tried on (fewer if the race dropped it early)
 
 
 @dataclass(slots=True)
@@ -62,10 +69,82 @@ class SearchResult:
     shooting: bool  # the best option plays for the moon
 
 
+@dataclass(slots=True)
+class _Arm:
+    cards: int
+    card: int
+    shoot: bool
+    values: list[float] = field(default_factory=list)
+    cost: float = 0.0
+    moons: int = 0
+    alive: bool = True
+
+    def option(self) -> Option:
+        n = max(1, len(self.values))
+        return Option(
+            self.cards, self.card, self.cost / n, sum(self.values) / n, self.moons / n,
+            self.shoot, len(self.values),
+        )  # fmt: skip
+
+
+def _race(
+    arms: list[_Arm],
+    world: Callable[[int], object],
+    trial: Callable[[_Arm, object], tuple[float, float, bool]],
+    max_worlds: int,
+    min_worlds: int,
+    budget: int,
+    unit: int,
+    keep: Callable[[_Arm], bool] | None = None,
+) -> None:
+    """Try every live arm on the same deals, a batch at a time, dropping an arm once it is
+    clearly worse than the leader on the deals both have seen (paired difference more than
+    ``Z`` standard errors). Stops at ``max_worlds`` deals, when ``budget`` (in ``unit`` per
+    trial) is spent, or when one arm is left after ``min_worlds``. ``keep`` may drop an arm for
+    a reason of its own (a moon line that is not making the moon)."""
+    spent = 0
+    n = 0
+    while n < max_worlds:
+        live = [a for a in arms if a.alive]
+        if len(live) == 1 and n >= min_worlds:
+            return
+        if n >= min_worlds and spent >= budget:
+            return
+        for _ in range(min(BATCH, max_worlds - n)):
+            w = world(n)
+            for a in live:
+                cost, value, moon = trial(a, w)
+                a.values.append(value)
+                a.cost += cost
+                a.moons += moon
+                spent += unit
+            n += 1
+        if n < FIRST_CUT or len(live) < 2:
+            continue
+        if keep is not None:
+            for a in live:
+                if not keep(a):
+                    a.alive = False
+            live = [a for a in live if a.alive] or live
+        best = max(live, key=lambda a: sum(a.values))
+        bv = best.values
+        for a in live:
+            if a is best:
+                continue
+            diffs = [x - y for x, y in zip(bv, a.values, strict=True)]
+            mean = sum(diffs) / n
+            var = sum((d - mean) ** 2 for d in diffs) / (n - 1)
+            if mean > Z * math.sqrt(var / n) + MIN_GAP:
+                a.alive = False
+
+
 def equal_classes(k: Knowledge, legal: int) -> list[int]:
-    """Legal cards grouped by equal value: touching in one suit once played cards and our own
-    are left out, and worth the same points (the queen of spades stands alone)."""
+    """Legal cards grouped by equal value: touching in one suit once our own cards and those
+    played to earlier tricks are left out (a card on the table still separates them), and worth
+    the same points (the queen of spades stands alone)."""
     held_elsewhere = k.unseen
+    for c in k.trick:
+        held_elsewhere |= 1 << c
     classes: list[int] = []
     for suit in range(4):
         m = legal & SUIT_MASKS[suit]
@@ -88,25 +167,14 @@ def equal_classes(k: Knowledge, legal: int) -> list[int]:
     return classes
 
 
-def _evaluate(
-    k: Knowledge, bases: list[Hand], card: int, runner: int, block: bool = True
-) -> tuple[float, float, float]:
-    """Mean cost, mean utility and moon share of playing ``card`` then the policy."""
+def _trial_play(k: Knowledge, base: Hand, card: int, runner: int) -> tuple[float, float, bool]:
     me, scores, rules = k.seat, k.scores, k.rules
-    cost = value = 0.0
-    moons = 0
-    for base in bases:
-        h = base.copy()
-        h.play(me, card)
-        play_out(h, runner, block)
-        pts = [points_in(t) for t in h.taken]
-        if pts[me] == 26:
-            moons += 1
-        final = scored(pts, scores, rules)
-        cost += final[me]
-        value += utility(me, scores, rules, final)
-    n = len(bases)
-    return cost / n, value / n, moons / n
+    h = base.copy()
+    h.play(me, card)
+    play_out(h, runner)
+    pts = [points_in(t) for t in h.taken]
+    final = scored(pts, scores, rules)
+    return final[me], utility(me, scores, rules, final), pts[me] == 26
 
 
 def _moon_rate(bases: list[Hand], runner: int, block: bool) -> float:
@@ -125,14 +193,25 @@ def search_play(k: Knowledge, legal: int, level: BotLevel, rng: random.Random) -
         c = classes[0]
         card = c.bit_length() - 1
         return SearchResult([Option(c, card, 0.0, 0.0, 0.0, False, 0)], -1, False)
-    remaining = max(1, sum(k.counts))
-    n = level.play_budget // (len(classes) * remaining)
-    n = max(level.min_worlds, min(level.max_worlds, n))
-    worlds = sample_worlds(k, rng, n)
-    bases = [Hand.from_position(w, k.tricks, k.trick) for w in worlds]
     me = k.seat
-    probe = bases[:PROBE_WORLDS]
+    remaining = max(1, sum(k.counts))
+    relaxed = False
+    try:
+        sample_world(k, random.Random(0))
+    except NoWorld:
+        relaxed = True  # a revoke faked a fact: trust only what cannot be faked
+    bases: list[Hand] = []
 
+    # Weigh deals by how well they explain the others' plays, once there are plays to explain.
+    pool = level.inference_pool if k.played & ~k.played_by[me] else 1
+
+    def world(i: int) -> Hand:
+        while len(bases) <= i:
+            for w in plausible_worlds(k, rng, BATCH, relaxed=relaxed, pool=pool):
+                bases.append(Hand.from_position(w, k.tricks, k.trick))
+        return bases[i]
+
+    probe = [world(i) for i in range(PROBE_WORLDS)]
     runner = -1
     leader = k.moon_runner()
     pts = k.points_taken()
@@ -141,18 +220,33 @@ def search_play(k: Knowledge, legal: int, level: BotLevel, rng: random.Random) -
     own_moon = leader in (-1, me) and _moon_rate(probe, me, True) >= OWN_PROBE_RATE
     need = COMMITTED_RATE if leader == me and pts[me] >= COMMITTED_POINTS else SHOOT_RATE
 
-    options: list[Option] = []
-    for cls in classes:
-        card = cls.bit_length() - 1
-        cost, value, moon = _evaluate(k, bases, card, runner)
-        option = Option(cls, card, cost, value, moon, False, len(bases))
-        if own_moon:
-            s_cost, s_value, s_moon = _evaluate(k, bases, card, me)
-            if s_moon >= need and s_value > value:
-                option = Option(cls, card, s_cost, s_value, s_moon, True, len(bases))
-        options.append(option)
-    options.sort(key=lambda o: -o.value)
-    return SearchResult(options, runner, options[0].shoot)
+    arms = [_Arm(c, c.bit_length() - 1, False) for c in classes]
+    if own_moon:
+        arms += [_Arm(c, c.bit_length() - 1, True) for c in classes]
+
+    def trial(a: _Arm, base: object) -> tuple[float, float, bool]:
+        return _trial_play(k, base, a.card, me if a.shoot else runner)  # type: ignore[arg-type]
+
+    def keep(a: _Arm) -> bool:
+        return not a.shoot or a.moons / len(a.values) >= need - SHOOT_SLACK
+
+    _race(
+        arms, world, trial, level.max_worlds, level.min_worlds, level.play_budget, remaining, keep
+    )
+    options = [a.option() for a in arms]
+    # A moon line counts only if it makes the moon in most deals (fewer once committed).
+    eligible = [o for o in options if not o.shoot or o.moon_rate >= need]
+    eligible.sort(key=lambda o: (-o.worlds, -o.value))
+    best_by_class: dict[int, Option] = {}
+    for o in eligible:
+        if o.cards not in best_by_class or _better(o, best_by_class[o.cards]):
+            best_by_class[o.cards] = o
+    ranked = sorted(best_by_class.values(), key=lambda o: (-o.worlds, -o.value))
+    return SearchResult(ranked, runner, ranked[0].shoot)
+
+
+def _better(a: Option, b: Option) -> bool:
+    return (a.worlds, a.value) > (b.worlds, b.value)
 
 
 def pass_candidates(hand: int) -> list[int]:
@@ -181,53 +275,34 @@ def pass_candidates(hand: int) -> list[int]:
     return found
 
 
-def _pass_evaluate(
-    k: Knowledge, deals: list[tuple[list[int], list[int]]], cards: int
-) -> tuple[float, float, float]:
+def _trial_pass(
+    k: Knowledge, deal: tuple[list[int], list[int]], cards: int
+) -> tuple[float, float, bool]:
     me, scores, rules = k.seat, k.scores, k.rules
-    direction = PassDirection(k.direction)
-    cost = value = 0.0
-    moons = 0
-    for hands, passes in deals:
-        h = Hand.deal(hands, direction)
-        for s in range(4):
-            h.choose_pass(s, cards if s == me else passes[s])
-        play_out(h)
-        pts = [points_in(t) for t in h.taken]
-        if pts[me] == 26:
-            moons += 1
-        final = scored(pts, scores, rules)
-        cost += final[me]
-        value += utility(me, scores, rules, final)
-    n = len(deals)
-    return cost / n, value / n, moons / n
+    hands, passes = deal
+    h = Hand.deal(hands, PassDirection(k.direction))
+    for s in range(4):
+        h.choose_pass(s, cards if s == me else passes[s])
+    play_out(h)
+    pts = [points_in(t) for t in h.taken]
+    final = scored(pts, scores, rules)
+    return final[me], utility(me, scores, rules, final), pts[me] == 26
 
 
 def search_pass(k: Knowledge, level: BotLevel, rng: random.Random) -> SearchResult:
-    candidates = pass_candidates(k.hand)
-    worlds = sample_worlds(k, rng, level.pass_worlds)
-    deals = [(w, [0 if s == k.seat else basic_pass(w[s]) for s in range(4)]) for w in worlds]
-    screen = deals[: level.pass_screen]
-    first: list[Option] = []
-    for cards in candidates:
-        cost, value, moon = _pass_evaluate(k, screen, cards)
-        first.append(Option(cards, -1, cost, value, moon, False, len(screen)))
-    first.sort(key=lambda o: -o.value)
-    rest = deals[level.pass_screen :]
-    final: list[Option] = []
-    for o in first[: level.pass_finalists]:
-        if rest:
-            cost, value, moon = _pass_evaluate(k, rest, o.cards)
-            n0, n1 = o.worlds, len(rest)
-            o = Option(
-                o.cards,
-                -1,
-                (o.cost * n0 + cost * n1) / (n0 + n1),
-                (o.value * n0 + value * n1) / (n0 + n1),
-                (o.moon_rate * n0 + moon * n1) / (n0 + n1),
-                False,
-                n0 + n1,
-            )
-        final.append(o)
-    final.sort(key=lambda o: -o.value)
-    return SearchResult(final + first[level.pass_finalists :], -1, False)
+    deals: list[tuple[list[int], list[int]]] = []
+
+    def world(i: int) -> tuple[list[int], list[int]]:
+        while len(deals) <= i:
+            w = sample_world(k, rng)
+            deals.append((w, [0 if s == k.seat else basic_pass(w[s]) for s in range(4)]))
+        return deals[i]
+
+    arms = [_Arm(cards, -1, False) for cards in pass_candidates(k.hand)]
+
+    def trial(a: _Arm, deal: object) -> tuple[float, float, bool]:
+        return _trial_pass(k, deal, a.cards)  # type: ignore[arg-type]
+
+    _race(arms, world, trial, level.pass_worlds, level.pass_worlds // 2, level.pass_budget, 52)
+    options = sorted((a.option() for a in arms), key=lambda o: (-o.worlds, -o.value))
+    return SearchResult(options, -1, False)

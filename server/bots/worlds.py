@@ -5,21 +5,29 @@ card we passed with its receiver until played, and never puts a card in a hand t
 cannot hold it (a suit it did not follow, say). Cards are placed most-constrained first, each to
 a seat drawn in proportion to the room left in its hand (which is exactly a uniform deal when
 nothing is known), and a placement is kept only if the rest can still be placed (Hall's
-condition over the seven groups of seats), so sampling never dead-ends.
+condition over the groups of seats), so sampling never dead-ends.
 """
 
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 
 from protocol.cards import cards_in
+from server.rules import HEARTS_MASK, POINT_CARDS, SUIT_MASKS, points_in, trick_winner
 
-from .knowledge import Knowledge
+from .knowledge import FULL_DECK, Knowledge
+from .policy import MOON_WATCH_POINTS, choose
+
+SURPRISE = 0.25  # how much less likely a deal is for each play the policy would not have made
 
 # For each group of the three other seats (a 3-bit set), the eligibility patterns inside it.
 _INSIDE: tuple[tuple[int, ...], ...] = tuple(
     tuple(p for p in range(1, 8) if p & ~t == 0) for t in range(8)
 )
+
+
+_PAIR_SEATS = {3: (0, 1), 5: (0, 2), 6: (1, 2)}
 
 
 class NoWorld(Exception):
@@ -61,39 +69,52 @@ def sample_world(k: Knowledge, rng: random.Random, *, relaxed: bool = False) -> 
             at += need[i]
         return hands
 
-    pattern: dict[int, int] = {}
-    count = [0] * 8
-    for c in cards:
-        bit = 1 << c
-        p = sum(1 << i for i, s in enumerate(others) if not cannot[s] & bit)
-        pattern[c] = p
-        count[p] += 1
+    # Group the cards by which of the three seats may hold them (a 3-bit pattern).
+    free = [k.unplaced & ~cannot[s] for s in others]
+    by_pattern = [0] * 8
+    for p in range(8):
+        m = k.unplaced
+        for i in range(3):
+            m &= free[i] if p >> i & 1 else ~free[i]
+        by_pattern[p] = m
+    count = [m.bit_count() for m in by_pattern]
     if not _feasible(count, need):
         raise NoWorld("no deal fits the voids shown")
-    rng.shuffle(cards)
-    # Most constrained first (fewest seats may hold it), random order within.
-    cards.sort(key=lambda c: pattern[c].bit_count())
-    restricted = sum(count[p] for p in (1, 2, 3, 4, 5, 6))
-    for c in cards:
-        p = pattern[c]
-        choices = [i for i in range(3) if p >> i & 1 and need[i] > 0]
+    # Cards only one seat may hold go there.
+    for i in range(3):
+        hands[others[i]] |= by_pattern[1 << i]
+        need[i] -= count[1 << i]
+    # Cards two seats may hold: each to one of them in proportion to the room left, as long as
+    # the cards of the other pairs still fit (the only way the rest could fail, Hall's rule).
+    pairs = cards_in(by_pattern[3] | by_pattern[5] | by_pattern[6])
+    rng.shuffle(pairs)
+    rand = rng.random
+    for c in pairs:
+        bit = 1 << c
+        p = 3 if by_pattern[3] & bit else 5 if by_pattern[5] & bit else 6
+        a, b = _PAIR_SEATS[p]
         count[p] -= 1
-        if p != 7:
-            restricted -= 1
-        while True:
-            total = sum(need[i] for i in choices)
-            pick = rng.randrange(total)
-            for i in choices:
-                pick -= need[i]
-                if pick < 0:
-                    break
+        first = a if rand() * (need[a] + need[b]) < need[a] else b
+        for i in (first, a + b - first):
+            if need[i] <= 0:
+                continue
             need[i] -= 1
-            # With only fully free cards left any split of the room works; else check.
-            if not restricted or _feasible(count, need):
+            if count[3] <= need[0] + need[1] and count[5] <= need[0] + need[2] and (
+                count[6] <= need[1] + need[2]
+            ):
                 break
             need[i] += 1
-            choices.remove(i)
-        hands[others[i]] |= 1 << c
+        else:
+            raise NoWorld("no deal fits the voids shown")
+        hands[others[i]] |= bit
+    # Cards any of them may hold: a plain deal of the room left.
+    rest = cards_in(by_pattern[7])
+    rng.shuffle(rest)
+    at = 0
+    for i in range(3):
+        for c in rest[at : at + need[i]]:
+            hands[others[i]] |= 1 << c
+        at += need[i]
     return hands
 
 
@@ -118,3 +139,99 @@ def placeholder_world(k: Knowledge) -> list[int]:
                 hands[s] |= 1 << c
             at += take
     return hands
+
+
+@dataclass(slots=True, frozen=True)
+class _Play:
+    """One play by another seat, with everything public at the moment it was made."""
+
+    seat: int
+    card: int
+    trick: list[int]  # the cards already on the table
+    leader: int
+    unplayed: int  # cards not yet played before this one
+    after: int  # this card and the ones the seat played later: in its hand at the time
+    first_trick: bool
+    hearts_broken: bool
+    runner: int  # a seat the others were blocking (the basic bot's moon watch)
+
+
+def other_plays(k: Knowledge) -> list[_Play]:
+    """The plays of the other seats so far, in order, for ``surprises``."""
+    plays: list[_Play] = []
+    sequences = [(t[0], list(t[1:])) for t in k.tricks]
+    if k.trick:
+        sequences.append((k.leader, list(k.trick)))
+    unplayed = FULL_DECK
+    taken = [0, 0, 0, 0]
+    later = list(k.played_by)
+    broken = False
+    runner = -1
+    for number, (leader, cards) in enumerate(sequences):
+        for i, card in enumerate(cards):
+            seat = (leader + i) & 3
+            if seat != k.seat:
+                plays.append(
+                    _Play(seat, card, cards[:i], leader, unplayed, later[seat], number == 0,
+                          broken, runner if runner != seat else -1)
+                )  # fmt: skip
+            later[seat] &= ~(1 << card)
+            unplayed &= ~(1 << card)
+        if len(cards) == 4:
+            taken[trick_winner(leader, cards)] |= sum(1 << c for c in cards)
+            broken = broken or any(c >= 39 for c in cards)
+            runner = _watched(taken)
+    return plays
+
+
+def _choices(p: _Play, hold: int) -> int:
+    """The cards the seat could choose from, holding ``hold``: the suit led if it held any,
+    anything when out of it or leading (no points on the first trick and no heart lead before
+    hearts break while it held something else). This judges no move: the engine does that."""
+    if not p.trick:
+        if p.first_trick:
+            return 1
+        return hold if p.hearts_broken else (hold & ~HEARTS_MASK or hold)
+    follow = hold & SUIT_MASKS[p.trick[0] // 13]
+    if follow:
+        return follow
+    return (hold & ~POINT_CARDS or hold) if p.first_trick else hold
+
+
+def surprises(k: Knowledge, world: list[int], plays: list[_Play] | None = None) -> int:
+    """How many of the other seats' plays so far the policy would not have made, had they held
+    the cards ``world`` gives them. Few surprises: a deal that explains the play well.
+
+    A seat is expected to play like ``policy.choose`` (duck as high as it can, dump the queen
+    when out of a suit, lead low, ...); people and other bots often do, which is what makes this
+    worth knowing, and a surprise only makes a deal less likely, never impossible.
+    """
+    count = 0
+    for p in plays if plays is not None else other_plays(k):
+        hold = world[p.seat] | p.after
+        legal = _choices(p, hold)
+        if legal & (legal - 1):
+            pick = choose(p.seat, hold, legal, p.unplayed, p.trick, p.leader, p.runner)
+            if pick != p.card:
+                count += 1
+    return count
+
+
+def _watched(taken: list[int]) -> int:
+    holders = [s for s in range(4) if taken[s] & POINT_CARDS]
+    if len(holders) == 1 and points_in(taken[holders[0]]) >= MOON_WATCH_POINTS:
+        return holders[0]
+    return -1
+
+
+def plausible_worlds(
+    k: Knowledge, rng: random.Random, n: int, *, relaxed: bool = False, pool: int = 3
+) -> list[list[int]]:
+    """``n`` worlds drawn from ``pool * n`` candidates in proportion to ``SURPRISE ** surprises``:
+    deals that explain how the others played are drawn more often."""
+    candidates = [sample_world(k, rng, relaxed=relaxed) for _ in range(n * pool)]
+    if pool == 1:
+        return candidates
+    plays = other_plays(k)
+    weights = [SURPRISE ** surprises(k, w, plays) for w in candidates]
+    return rng.choices(candidates, weights=weights, k=n)

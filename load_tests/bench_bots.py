@@ -1,0 +1,300 @@
+"""Bot strength and speed: duplicate deals with seat rotation.
+
+    python -m load_tests.bench_bots --deals N [--a strong --b basic] [--workers 2]
+
+Each deal (a shuffled deck) is played four times, the tested bot (``--a``) in each seat in turn
+and the field bot (``--b``) in the other three, so every bot gets the same cards in every seat
+and luck cancels out. The deals are played in order as the hands of games to ``--target``
+(50 by default, quick play): a game ends when a score reaches the target and the next deal
+starts a new one (a new game also starts every ``--segment`` deals, the unit of work sent to the
+process pool; a game cut short by that is not counted as a game).
+
+Reported per comparison: mean points per hand ± standard error (over deals, each deal's value
+being the mean of its four rotations), the field's mean, the game win rate of the tested bot
+(over completed games; a win shared by k tied seats counts 1/k; a fair share is 0.25), moons shot
+by the tested bot and by the field, moons stopped (a field seat had taken every point so far and
+at least 10 of them, then the tested bot took a point card and the moon failed), and the tested
+bot's decision time (every decision it was asked for, and searched ones alone).
+
+Without ``--a``/``--b`` it runs the two comparisons the bots are held to: strong among three
+basic, and basic among three random-legal bots. Last lines (strong among three basic):
+``strong_points_per_hand``, ``basic_field_points_per_hand``, ``strong_decision_ms_median``,
+``strong_decision_ms_p99``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import multiprocessing
+import random
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from protocol.cards import cards_in, mask_of_names, parse_card
+from server.bots import decide
+from server.room.game_view import game_view
+from server.rules import POINT_CARDS, Game, Phase, Rules, deal_from_deck, points_in
+
+MOON_WATCH = 10
+
+
+def deck_for(seed: int, index: int) -> list[int]:
+    deck = list(range(52))
+    random.Random(f"{seed}:{index}").shuffle(deck)
+    return deck
+
+
+@dataclass
+class SegmentResult:
+    rotation: int
+    first_deal: int
+    tested_points: list[int] = field(default_factory=list)  # per deal, in order
+    field_points: list[float] = field(default_factory=list)
+    wins: list[float] = field(default_factory=list)  # per completed game: tested win share
+    moons_tested: int = 0
+    moons_field: int = 0
+    threats: int = 0
+    stopped: int = 0
+    decision_s: list[float] = field(default_factory=list)
+    searched_s: list[float] = field(default_factory=list)
+
+
+def random_move(game: Game, seat: int, rng: random.Random) -> None:
+    """The random-legal bot: any card the standard rules allow, any three cards to pass."""
+    phase = game.phase
+    if phase is Phase.PASSING:
+        picked = rng.sample(cards_in(game.hand.hands[seat]), 3)  # type: ignore[union-attr]
+        game.pass_cards(seat, (1 << picked[0]) | (1 << picked[1]) | (1 << picked[2]))
+    elif phase is Phase.PLAYING:
+        game.play(seat, rng.choice(cards_in(game.legal_plays(seat))))
+    elif phase is Phase.MOON_CHOICE:
+        game.choose_moon(seat, "others_26")
+
+
+def bot_move(game: Game, seat: int, level: str, seed: int) -> tuple[float, bool]:
+    """Ask the bot with the seat's view only; returns its think time and whether it searched."""
+    view = game_view(game, seat)
+    forced = game.phase is Phase.PLAYING and len(view["legal"]) == 1
+    t0 = time.perf_counter()
+    d = decide(view, level, rng_seed=seed)
+    took = time.perf_counter() - t0
+    if d.kind == "pass":
+        game.pass_cards(seat, mask_of_names(d.cards))
+    elif d.kind == "play":
+        game.play(seat, parse_card(d.cards[0]))
+    elif d.kind == "moon":
+        game.choose_moon(seat, d.moon)  # type: ignore[arg-type]
+    else:
+        raise RuntimeError(f"bot {level} at seat {seat} had nothing to do in {game.phase}")
+    return took, not forced and level != "basic"
+
+
+def waiting_seat(game: Game) -> int:
+    if game.phase is Phase.PASSING:
+        return next(s for s in range(4) if not game.hand.passes[s])  # type: ignore[union-attr]
+    if game.phase is Phase.MOON_CHOICE:
+        return game.moon_chooser
+    return game.hand.turn  # type: ignore[union-attr]
+
+
+def run_segment(task: tuple[str, str, int, int, int, int, int]) -> SegmentResult:
+    tested, fielded, rotation, first, count, seed, target = task
+    out = SegmentResult(rotation, first)
+    rng = random.Random(f"moves:{seed}:{first}:{rotation}:{tested}:{fielded}")
+    levels = [fielded] * 4
+    levels[rotation] = tested
+    game = Game(Rules(target=target))
+    for i in range(first, first + count):
+        if game.phase is Phase.OVER:
+            game = Game(Rules(target=target))
+        game.start_hand(deal_from_deck(deck_for(seed, i)))
+        hand = game.hand
+        assert hand is not None
+        threat = -1
+        tested_taken_at_threat = 0
+        decision = 0
+        while game.phase in (Phase.PASSING, Phase.PLAYING, Phase.MOON_CHOICE):
+            seat = waiting_seat(game)
+            tricks_before = len(hand.tricks)
+            if levels[seat] == "random":
+                random_move(game, seat, rng)
+            else:
+                decision += 1
+                move_seed = seed * 7919 + i * 131 + decision
+                took, searched = bot_move(game, seat, levels[seat], move_seed)
+                if seat == rotation:
+                    out.decision_s.append(took)
+                    if searched:
+                        out.searched_s.append(took)
+            if threat < 0 and len(hand.tricks) > tricks_before:
+                holders = [s for s in range(4) if hand.taken[s] & POINT_CARDS]
+                if (
+                    len(holders) == 1
+                    and holders[0] != rotation
+                    and points_in(hand.taken[holders[0]]) >= MOON_WATCH
+                ):
+                    threat = holders[0]
+                    tested_taken_at_threat = hand.taken[rotation] & POINT_CARDS
+        points = game.history[-1]
+        out.tested_points.append(points[rotation])
+        out.field_points.append(sum(points[s] for s in range(4) if s != rotation) / 3)
+        shooter = hand.shooter()
+        if shooter == rotation:
+            out.moons_tested += 1
+        elif shooter is not None:
+            out.moons_field += 1
+        if threat >= 0:
+            out.threats += 1
+            if shooter is None and hand.taken[rotation] & POINT_CARDS & ~tested_taken_at_threat:
+                out.stopped += 1
+        if game.phase is Phase.OVER:
+            out.wins.append(1.0 / len(game.winners) if rotation in game.winners else 0.0)
+    return out
+
+
+@dataclass
+class Summary:
+    tested: str
+    fielded: str
+    deals: int
+    tested_mean: float
+    tested_se: float
+    field_mean: float
+    field_se: float
+    diff_se: float
+    win_rate: float
+    win_se: float
+    games: int
+    moons_tested: int
+    moons_field: int
+    threats: int
+    stopped: int
+    ms_median: float
+    ms_p99: float
+    ms_max: float
+    searched_median: float
+    searched_p99: float
+    wall_s: float
+
+
+def _mean_se(values: list[float]) -> tuple[float, float]:
+    if len(values) < 2:
+        return (values[0] if values else 0.0), 0.0
+    return statistics.fmean(values), statistics.stdev(values) / math.sqrt(len(values))
+
+
+def _pct(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    s = sorted(values)
+    return s[min(len(s) - 1, int(q * len(s)))] * 1000
+
+
+def compare(
+    tested: str, fielded: str, deals: int, seed: int, target: int, segment: int, workers: int,
+    progress: Callable[[str], None],
+) -> Summary:
+    tasks = [
+        (tested, fielded, rotation, first, min(segment, deals - first), seed, target)
+        for first in range(0, deals, segment)
+        for rotation in range(4)
+    ]
+    t0 = time.perf_counter()
+    results: list[SegmentResult] = []
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        for done, r in enumerate(pool.imap_unordered(run_segment, tasks), 1):
+            results.append(r)
+            if done % max(1, len(tasks) // 10) == 0:
+                progress(f"  {tested} vs {fielded}: {done}/{len(tasks)} segments")
+    wall = time.perf_counter() - t0
+    per_deal_tested = [0.0] * deals
+    per_deal_field = [0.0] * deals
+    wins: list[float] = []
+    times: list[float] = []
+    searched: list[float] = []
+    totals = {"moons_tested": 0, "moons_field": 0, "threats": 0, "stopped": 0}
+    for r in results:
+        for j, p in enumerate(r.tested_points):
+            per_deal_tested[r.first_deal + j] += p / 4
+            per_deal_field[r.first_deal + j] += r.field_points[j] / 4
+        wins.extend(r.wins)
+        times.extend(r.decision_s)
+        searched.extend(r.searched_s)
+        for key in totals:
+            totals[key] += getattr(r, key)
+    tm, tse = _mean_se(per_deal_tested)
+    fm, fse = _mean_se(per_deal_field)
+    _, dse = _mean_se([a - b for a, b in zip(per_deal_tested, per_deal_field, strict=True)])
+    wr, wse = _mean_se(wins)
+    return Summary(
+        tested, fielded, deals, tm, tse, fm, fse, dse, wr, wse, len(wins),
+        totals["moons_tested"], totals["moons_field"], totals["threats"], totals["stopped"],
+        _pct(times, 0.5), _pct(times, 0.99), _pct(times, 1.0),
+        _pct(searched, 0.5), _pct(searched, 0.99), wall,
+    )  # fmt: skip
+
+
+def report(s: Summary) -> list[str]:
+    hands = s.deals * 4
+    lines = [
+        f"== {s.tested} among three {s.fielded}: {s.deals} deals x 4 seats = {hands} hands ==",
+        f"{s.tested} points/hand: {s.tested_mean:.3f} ± {s.tested_se:.3f}",
+        f"{s.fielded} field points/hand: {s.field_mean:.3f} ± {s.field_se:.3f}",
+        f"field minus {s.tested}: {s.field_mean - s.tested_mean:.3f} ± {s.diff_se:.3f}",
+        f"{s.tested} game win rate: {s.win_rate:.3f} ± {s.win_se:.3f} over {s.games} games "
+        f"to 50 (fair share 0.25)",
+        f"moons shot: {s.tested} {s.moons_tested}, field {s.moons_field} (in {hands} hands)",
+        f"moons stopped by {s.tested}: {s.stopped} of {s.threats} field runs "
+        f"(a field seat with every point so far, >= {MOON_WATCH})",
+    ]
+    if s.tested not in ("basic", "random"):
+        lines.append(
+            f"{s.tested} decision ms: median {s.ms_median:.1f}, p99 {s.ms_p99:.1f}, "
+            f"max {s.ms_max:.1f} (searched only: median {s.searched_median:.1f}, "
+            f"p99 {s.searched_p99:.1f})"
+        )
+    lines.append(f"wall time: {s.wall_s:.0f} s")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--deals", type=int, default=2000)
+    parser.add_argument("--a", default=None, help="the tested bot (strong, normal, basic, random)")
+    parser.add_argument("--b", default=None, help="the field bot")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--target", type=int, default=50, choices=(50, 100))
+    parser.add_argument("--segment", type=int, default=40)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args(argv)
+    if args.a or args.b:
+        pairs = [(args.a or "strong", args.b or "basic")]
+    else:
+        pairs = [("basic", "random"), ("strong", "basic")]
+
+    def progress(msg: str) -> None:
+        print(msg, flush=True)
+
+    summaries: list[Summary] = []
+    for tested, fielded in pairs:
+        s = compare(
+            tested, fielded, args.deals, args.seed, args.target, args.segment, args.workers,
+            progress,
+        )  # fmt: skip
+        summaries.append(s)
+        print("\n".join(report(s)), flush=True)
+    last = summaries[-1]
+    print(f"{last.tested}_points_per_hand: {last.tested_mean:.3f}")
+    print(f"{last.fielded}_field_points_per_hand: {last.field_mean:.3f}")
+    if last.tested not in ("basic", "random"):
+        print(f"{last.tested}_decision_ms_median: {last.ms_median:.1f}")
+        print(f"{last.tested}_decision_ms_p99: {last.ms_p99:.1f}")
+
+
+
+
+if __name__ == "__main__":
+    main()
