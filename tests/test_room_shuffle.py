@@ -113,3 +113,36 @@ def test_a_player_who_leaves_during_the_shuffle_does_not_block_it() -> None:
     assert d.state.shuffle["kinds"][1] == "bot"
     d.do(RevealSecret("p0", secret_of(0)))
     assert d.phase is Phase.PASSING
+
+
+def test_a_seat_that_keeps_missing_the_shuffle_is_treated_as_idle() -> None:
+    from server.room.machine import Boot, Connect
+
+    d = two_humans()
+    d.do(Connect("p0", "c0"))
+    d.do(Connect("p1", "c1"))
+
+    def shuffle_without_p1(hand: int) -> None:
+        ctx = deal_context(d.state.game_id, hand)
+        d.do(CommitSecret("p0", seat_commitment(ctx, 0, secret_of(0))))
+        d.now += 5.0
+        d.do(Tick())  # p1 never commits: absent
+        d.do(RevealSecret("p0", secret_of(0)))
+
+    shuffle_without_p1(1)
+    assert d.state.seats[1].shuffle_misses == 1
+    assert d.state.seats[1].out_of_time_at is None  # once is bad luck, not idleness
+    while d.phase in (Phase.PASSING, Phase.PLAYING):
+        d.bot_moves()
+        for p in ("p0", "p1"):
+            d.human_play_lowest(p)  # p1 plays its cards, it only skips the shuffle
+    with pytest.raises(RoomError):
+        d.do(Boot("p0", 1))
+    ctx = deal_context(d.state.game_id, 2)
+    d.do(CommitSecret("p0", seat_commitment(ctx, 0, secret_of(0))))
+    d.now += 5.0
+    d.do(Tick())
+    assert d.state.seats[1].shuffle_misses == 2
+    assert any(e.type == "out_of_time" and e.data.get("reason") == "shuffle" for e in d.events)
+    d.do(Boot("p0", 1))
+    assert d.state.seats[1].is_bot

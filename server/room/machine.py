@@ -31,6 +31,7 @@ ALL = -1
 """Event audience: everyone in the room (seats and spectators). 0..3: that seat only."""
 
 MAX_SPECTATORS = 500
+SHUFFLE_MISSES_IDLE = 2  # shuffles missed in a row before a seat counts as idle
 SEAT_NAMES = ("North", "East", "South", "West")
 
 
@@ -531,9 +532,13 @@ class _Step:
         sh = st.shuffle
         if sh is not None and not sh["dealt"] and now >= sh["deadline"]:
             # Seats that did not commit or reveal in time get the stand-in secret.
+            # Past the commit deadline only those who did not commit are out; the others get
+            # the whole reveal window that opens now.
+            missing = "commitments" if sh["phase"] == "commit" else "secrets"
             for j in range(4):
-                if sh["kinds"][j] == "human" and sh["secrets"][j] is None:
+                if sh["kinds"][j] == "human" and sh[missing][j] is None:
                     sh["kinds"][j] = "absent"
+                    self._missed_shuffle(j)
             self._shuffle_progress()
         self._try_deal()
         if st.status != "playing" or st.options.pace != "live":
@@ -663,8 +668,27 @@ class _Step:
         if seat_commitment(ctx, i, c.secret).hex() != sh["commitments"][i]:
             raise RoomError("bad_reveal", "That secret does not match your commitment.")
         sh["secrets"][i] = c.secret.hex()
+        seat = self.state.seats[i]
+        assert seat is not None
+        seat.shuffle_misses = 0
         self.emit(ALL, "shuffle_revealed", seat=i)  # that it did, never what
         self._shuffle_progress()
+
+    def _missed_shuffle(self, i: int) -> None:
+        """A seat that keeps missing the shuffle is idle: bootable, and booted if nobody does."""
+        seat = self.state.seats[i]
+        if seat is None or seat.is_bot:
+            return
+        seat.shuffle_misses += 1
+        if seat.shuffle_misses >= SHUFFLE_MISSES_IDLE and seat.out_of_time_at is None:
+            seat.out_of_time_at = self.now
+            self.emit(
+                ALL,
+                "out_of_time",
+                seat=i,
+                auto_boot_at=self.now + self.state.options.clocks.boot_window,
+                reason="shuffle",
+            )
 
     def _shuffle_progress(self) -> None:
         """Move the shuffle on when every human seat has done its part (or is an absent seat)."""

@@ -120,6 +120,7 @@ class Seat:
     out_of_time_at: float | None = None  # when its bank ran out (bootable from then)
     bot_due: float | None = None  # when the bot playing it acts next
     conn: str = ""  # the connection that holds the seat (a later reconnect replaces it)
+    shuffle_misses: int = 0  # shuffles in a row this seat failed to commit or reveal in time
 
     @property
     def is_bot(self) -> bool:
