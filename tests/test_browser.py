@@ -299,8 +299,9 @@ def test_a_whole_game_with_bots_a_watcher_and_a_dropped_connection(
 
     # A rematch: a new game at the same table, for the watcher too.
     page.click("#rematch-btn")
+    # The page shows the old game's end until the new game's events arrive.
+    page.wait_for_function("hearts.model.gameNumber === 2", timeout=20_000)
     assert wait_for_decision(page) == "pass"
-    assert page.evaluate("hearts.model.gameNumber") == 2
     assert page.evaluate("hearts.model.game.scores") == [0, 0, 0, 0]
     assert page.locator("#deal-list li.ok").count() == 0  # the new game's deals are unchecked
     watcher.wait_for_selector("#result", state="hidden")
