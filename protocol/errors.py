@@ -30,6 +30,7 @@ ERRORS: dict[str, str] = {
     "bad_option": "That house-rule option is not one the table offers.",
     "hints_disabled": "Hints are not available at this table.",
     "not_bootable": "That seat cannot be booted now.",
+    "cannot_end_game": "The game cannot be ended: it has not waited long enough on another seat.",
     "not_in_queue": "You are not waiting in the quick-play queue.",
     "busy": "The room is busy; try again.",
     "bad_reveal": "That secret does not match the commitment you sent.",

@@ -113,6 +113,7 @@ COMMANDS: dict[str, dict[str, tuple[Check, bool]]] = {
     "revoke": {"seat": (_SEAT, True)},
     "boot": {"seat": (_SEAT, True)},
     "rematch": {},
+    "end_game": {},
     "hint": {},
     "ping": {"t": (_number, False)},
     "pong": {"t": (_number, True)},

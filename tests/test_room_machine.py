@@ -357,3 +357,32 @@ def test_a_finished_room_with_a_vanished_player_is_never_due() -> None:
     assert d.state.seats[1].away_since is not None
     d.now += 3600
     assert next_deadline(d.state) is None
+
+
+def test_a_correspondence_game_can_be_ended_after_48_hours_on_one_seat() -> None:
+    from server.room.machine import EndGame
+
+    rules_clocks = Clocks(bot_think=0.0, between_hands=0.0)
+    d = Driver(clocks=rules_clocks)
+    d.state.options = type(d.state.options)(
+        rules=d.state.options.rules, pace="correspondence", clocks=rules_clocks
+    )
+    d.do(Join("p1", "Slow"))
+    d.do(FillBots("p0"))
+    d.do(Start("p0"))
+    d.settle_shuffle()
+    d.run_deadlines()
+    d.human_play_lowest("p0")  # p0 passes; p1 never does
+    d.now += 47 * 3600
+    d.do(Tick())
+    assert not d.state.seats[1].is_bot  # no clocks boot anyone at this pace
+    with pytest.raises(RoomError) as e:
+        d.do(EndGame("p0"))
+    assert e.value.code == "cannot_end_game"
+    d.now += 2 * 3600
+    with pytest.raises(RoomError):
+        d.do(EndGame("p1"))  # not the seat that is waited on
+    d.do(EndGame("p0"))
+    assert d.state.status == "finished"
+    over = [e for e in d.events if e.type == "game_over"][-1]
+    assert 1 not in over.data["winners"]

@@ -402,3 +402,13 @@ def test_a_game_serializes_to_plain_values_and_restores_equal() -> None:
     restored = Game.from_value(game.to_value())
     assert restored == game
     assert restored.legal_plays(restored.hand.turn) == game.legal_plays(game.hand.turn)
+
+
+def test_a_game_ended_for_absent_seats_goes_to_the_lowest_present_score() -> None:
+    game = game_at_no_pass_hand(Rules())
+    game.scores = [10, 3, 7, 3]
+    game.start_hand(deal())
+    assert game.end_without([1]) == [3]  # seat 1 is lowest but stopped answering
+    assert game.phase is Phase.OVER and game.winners == [3]
+    with pytest.raises(IllegalMove):
+        game.end_without([0])

@@ -138,6 +138,13 @@ class Boot:
 
 
 @dataclass(frozen=True, slots=True)
+class EndGame:
+    """Correspondence pace: a seat ends a game that has waited too long on another seat."""
+
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
 class BotAct:
     """A bot's decision, computed by the shell from the seat's view (bots are slow, steps not)."""
 
@@ -477,6 +484,39 @@ class _Step:
         else:
             self.emit(ALL, "moon_chosen", seat=i, choice=value)
         self._after_move()
+
+    def _EndGame(self, c: EndGame) -> None:
+        st = self.state
+        i = self._seat(c.player)
+        wait = st.options.clocks.correspondence_wait
+        stalled = [
+            j
+            for j in deciding_seats(st)
+            if (seat := st.seats[j]) is not None
+            and not seat.is_bot
+            and seat.turn_since is not None
+            and self.now - seat.turn_since > wait
+        ]
+        if st.options.pace != "correspondence" or not stalled or i in stalled:
+            raise RoomError(
+                "cannot_end_game",
+                f"A correspondence game can be ended only after waiting {wait / 3600:g} hours "
+                "on another seat.",
+            )
+        game = self._game()
+        winners = game.end_without(stalled)
+        st.status = "finished"
+        for seat in st.seats:
+            assert seat is not None
+            seat.turn_since = seat.bot_due = None
+        self.emit(ALL, "game_ended", by=i, waited_on=stalled)
+        self.emit(
+            ALL,
+            "game_over",
+            scores=game.scores.copy(),
+            winners=winners,
+            departures=st.departures.copy(),
+        )
 
     def _RatingsPosted(self, c: RatingsPosted) -> None:
         st = self.state

@@ -116,6 +116,17 @@ class Game:
         self.moon_chooser = -1
         self._finish_hand(_moon_points(seat, choice))
 
+    def end_without(self, absent: Sequence[int]) -> list[int]:
+        """End the game now because the ``absent`` seats stopped playing (correspondence pace):
+        the lowest score among the seats still present wins. Returns the winners."""
+        present = [s for s in range(4) if s not in absent]
+        if self.over or not present:
+            raise IllegalMove("wrong_phase", "This game cannot be ended that way now.")
+        low = min(self.scores[s] for s in present)
+        self.moon_chooser = -1
+        self._end([s for s in present if self.scores[s] == low])
+        return self.winners
+
     # -- internals -------------------------------------------------------------------------
 
     def _require(self, phase: Phase) -> None:
