@@ -39,8 +39,10 @@ def play_hand(game: Game, deal: list[int], rng: random.Random) -> None:
     rand = rng.random
     if game.phase is Phase.PASSING:
         for seat in range(4):
-            picked = rng.sample(cards_fast(hand.hands[seat]), 3)
-            game.pass_cards(seat, (1 << picked[0]) | (1 << picked[1]) | (1 << picked[2]))
+            # Three distinct random cards: a random start and fixed offsets (0, 4, 9 mod 13).
+            c = cards_fast(hand.hands[seat])
+            i = int(rand() * 13)
+            game.pass_cards(seat, (1 << c[i]) | (1 << c[(i + 4) % 13]) | (1 << c[(i + 9) % 13]))
     play, legal = game.play, hand.legal_plays
     t0, t1, t2, t3 = _SUIT_CARDS
     for _ in range(52):

@@ -13,6 +13,9 @@ from .errors import IllegalMove
 from .hand import Hand, HandPhase, PassDirection
 from .options import Moon, Rules, Tie
 
+_PLAYING = HandPhase.PLAYING
+_OVER = HandPhase.OVER
+
 
 class Phase(StrEnum):
     DEAL = "deal"  # waiting for the next hand's deal
@@ -89,10 +92,10 @@ class Game:
     def play(self, seat: int, card: int) -> int:
         """Play a card; returns the trick's winner when the card completed a trick, else -1."""
         hand = self.hand
-        if hand is None or hand.phase is not HandPhase.PLAYING:
+        if hand is None or hand.phase is not _PLAYING:
             self._require(Phase.PLAYING)
         winner = hand.play(seat, card)  # type: ignore[union-attr]
-        if winner >= 0 and hand.phase is HandPhase.OVER:  # type: ignore[union-attr]
+        if winner >= 0 and hand.phase is _OVER:  # type: ignore[union-attr]
             self._score_hand()
         return winner
 

@@ -267,7 +267,7 @@ class Hand:
             return 0
         legal = self._legal
         if legal < 0:
-            legal = self._legal = self._strict() if not self.revokes_allowed else self._allowed()
+            legal = self._legal = self._allowed() if self.revokes_allowed else self._strict()
         return legal
 
     def points(self) -> list[int]:
@@ -336,13 +336,24 @@ class Hand:
         if len(trick) < 4:
             self.turn = (seat + 1) & 3
             return -1
+        # The trick is complete: the highest card of the suit led takes it (inlined: hot path).
+        c0, c1, c2, c3 = trick
+        led = c0 // 13
+        best, top = 0, c0
+        if c1 // 13 == led and c1 > top:
+            best, top = 1, c1
+        if c2 // 13 == led and c2 > top:
+            best, top = 2, c2
+        if c3 // 13 == led and c3 > top:
+            best = 3
         leader = self.leader
-        winner = trick_winner(leader, trick)
-        self.taken[winner] |= (1 << trick[0]) | (1 << trick[1]) | (1 << trick[2]) | (1 << trick[3])
-        self.tricks.append((leader, trick[0], trick[1], trick[2], trick[3]))
-        self.trick = []
+        winner = (leader + best) & 3
+        self.taken[winner] |= (1 << c0) | (1 << c1) | (1 << c2) | (1 << c3)
+        tricks = self.tricks
+        tricks.append((leader, c0, c1, c2, c3))
+        trick.clear()
         self.leader = self.turn = winner
-        if len(self.tricks) == TRICKS_PER_HAND:
+        if len(tricks) == TRICKS_PER_HAND:
             self.phase = HandPhase.OVER
             self.turn = -1
         return winner
