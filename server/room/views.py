@@ -33,6 +33,7 @@ def seats_view(state: RoomState) -> list[dict[str, Any] | None]:
                 "bot": seat.is_bot,
                 "level": seat.bot,
                 "connected": seat.connected or seat.is_bot,
+                "away_since": seat.away_since,
                 "out_of_time": seat.out_of_time_at is not None,
                 "clock": clock_of(state, i),
             }
@@ -52,6 +53,7 @@ def room_view(state: RoomState, seat: int | None, player: str | None = None) -> 
         "seats": seats_view(state),
         "spectators": len(state.spectators),
         "game_number": state.game_number,
+        "game_id": state.game_id if state.game is not None else None,
         "deciding": deciding_seats(state),
         "next_hand_at": state.next_hand_at,
         "departures": [{k: d[k] for k in ("seat", "reason", "hand")} for d in state.departures],
