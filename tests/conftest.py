@@ -91,17 +91,29 @@ def clean_redis(redis_url: str) -> str:
     return redis_url
 
 
-class StoreFactory:
+class BackendFactory:
+    """Makes stores of one backend ("memory" or "redis") for one test; closes them afterwards."""
+
+    def __init__(self, backend: str, redis_url: str | None) -> None:
+        self.backend = backend
+        self.redis_url = redis_url
+        self._made: list[Any] = []
+
+    def _keep(self, store: Any) -> Any:
+        self._made.append(store)
+        return store
+
+    async def close_all(self) -> None:
+        for store in self._made:
+            await store.close()
+
+
+class StoreFactory(BackendFactory):
     """Makes stores of one backend for one test and closes them afterwards.
 
     ``peer(store)`` is another node's view of the same data: a second Redis store on the same
     server and prefix, or, for memory (one process, one node), the very same store.
     """
-
-    def __init__(self, backend: str, redis_url: str | None) -> None:
-        self.backend = backend
-        self.redis_url = redis_url
-        self._made: list[RoomStore] = []
 
     def __call__(self, *, max_log: int = 5000) -> RoomStore:
         store: RoomStore
@@ -110,19 +122,12 @@ class StoreFactory:
         else:
             assert self.redis_url is not None
             store = RedisRoomStore(self.redis_url, prefix=TEST_PREFIX, max_log=max_log)
-        self._made.append(store)
-        return store
+        return self._keep(store)
 
     def peer(self, store: RoomStore) -> RoomStore:
         if isinstance(store, RedisRoomStore):
-            other = RedisRoomStore(store.url, prefix=store.prefix, max_log=store.max_log)
-            self._made.append(other)
-            return other
+            return self._keep(RedisRoomStore(store.url, prefix=store.prefix, max_log=store.max_log))
         return store
-
-    async def close_all(self) -> None:
-        for store in self._made:
-            await store.close()
 
 
 @pytest.fixture(params=["memory", "redis"])
@@ -141,17 +146,12 @@ def store(store_factory: StoreFactory) -> RoomStore:
     return store_factory()
 
 
-class LeagueFactory:
+class LeagueFactory(BackendFactory):
     """Makes league stores of one backend for one test and closes them afterwards.
 
     ``peer(store)`` is another node's view of the same league: a second Redis store on the same
     server and prefix, or, for memory (one process, one node), the very same store.
     """
-
-    def __init__(self, backend: str, redis_url: str | None) -> None:
-        self.backend = backend
-        self.redis_url = redis_url
-        self._made: list[LeagueStore] = []
 
     def __call__(self, **options: Any) -> LeagueStore:
         store: LeagueStore
@@ -160,8 +160,7 @@ class LeagueFactory:
         else:
             assert self.redis_url is not None
             store = RedisLeagueStore(self.redis_url, prefix=TEST_PREFIX, **options)
-        self._made.append(store)
-        return store
+        return self._keep(store)
 
     def peer(self, store: LeagueStore) -> LeagueStore:
         if isinstance(store, RedisLeagueStore):
@@ -172,13 +171,8 @@ class LeagueFactory:
                 recent_cap=store.recent_cap,
                 assignment_ttl=store.assignment_ttl,
             )
-            self._made.append(other)
-            return other
+            return self._keep(other)
         return store
-
-    async def close_all(self) -> None:
-        for store in self._made:
-            await store.close()
 
 
 @pytest.fixture(params=["memory", "redis"])
