@@ -19,13 +19,14 @@ from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from protocol.codec import JSON, SUBPROTOCOLS, Codec
-from protocol.errors import error_frame
+from protocol.errors import ProtocolError, error_frame
 from server import metrics
 from server.bot_pool import BotPool
 from server.config import Settings
 from server.connection import Closing, Connection
 from server.hub import Hub
 from server.identity import Tokens
+from server.quickplay import QuickPlay
 from server.room.game_view import game_view
 from server.room.state import parse_options
 from server.rooms import RoomService, Scheduler, public_info
@@ -47,8 +48,6 @@ class Node:
         self.rooms = RoomService(self.store, self.bots)
         self.scheduler = Scheduler(self.rooms, settings.scheduler_interval, settings.outage_after)
         self.hub = Hub(self.store)
-        from server.quickplay import QuickPlay
-
         self.quickplay = QuickPlay(self)
         self.connections: set[Connection] = set()
         self.sockets: set[WebSocket] = set()
@@ -75,8 +74,6 @@ class Node:
         await self.store.close()
 
     async def hint(self, room: str, player: str) -> dict[str, Any]:
-        from protocol.errors import ProtocolError
-
         state = await self.rooms.load(room)
         if state is None:
             raise ProtocolError("room_not_found")

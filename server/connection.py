@@ -39,6 +39,7 @@ from server.room.machine import (
 )
 from server.room.state import RoomState, parse_options
 from server.room.views import event_message, room_view, visible
+from server.rooms import decode_event
 
 if TYPE_CHECKING:
     from server.app import Node
@@ -262,8 +263,6 @@ class Connection:
             if resume_from is not None and resume_from <= state.seq:
                 missed = await node.rooms.store.events_since(room, resume_from)
             if missed is not None and resume_from is not None:
-                from server.rooms import decode_event
-
                 self.last_seq = resume_from
                 reply["resumed"] = True
                 reply["missed"] = len(missed)

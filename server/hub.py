@@ -9,6 +9,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING
 
 from server import metrics
+from server.rooms import decode_event
 from server.store import RoomStore, Subscriber
 
 if TYPE_CHECKING:
@@ -59,8 +60,6 @@ class Hub:
                 metrics.ROOMS_WATCHED.set(len(self.watchers))
 
     async def _pump(self) -> None:
-        from server.rooms import decode_event
-
         assert self._sub is not None
         while True:
             try:

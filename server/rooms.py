@@ -19,7 +19,7 @@ from typing import Any
 import msgpack
 
 from server import metrics
-from server.bot_pool import BotPool
+from server.bot_pool import BotPool, random_move
 from server.room.game_view import game_view
 from server.room.machine import (
     BotAct,
@@ -171,8 +171,6 @@ class RoomService:
                     try:
                         state, evs = step(state, BotAct(i, action, value), now)
                     except RoomError:
-                        from server.bot_pool import random_move
-
                         action, value = random_move(view, seed)
                         state, evs = step(state, BotAct(i, action, value), now)
                     events += evs
