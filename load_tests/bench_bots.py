@@ -12,9 +12,10 @@ process pool; a game cut short by that is not counted as a game).
 Reported per comparison: mean points per hand ± standard error (over deals, each deal's value
 being the mean of its four rotations), the field's mean, the game win rate of the tested bot
 (over completed games; a win shared by k tied seats counts 1/k; a fair share is 0.25), moons shot
-by the tested bot and by the field, moons stopped (a field seat had taken every point so far and
-at least 10 of them, then the tested bot took a point card and the moon failed), and the tested
-bot's decision time (every decision it was asked for, and searched ones alone).
+by the tested bot and by the field, moons stopped (a field seat had taken every point so far, at
+least 16 of them, after five tricks or more, then the tested bot took a point card and the moon
+failed), and the tested bot's decision time (every decision it was asked for, and the searched
+ones alone: not a single legal card).
 
 Without ``--a``/``--b`` it runs the two comparisons the bots are held to: strong among three
 basic, and basic among three random-legal bots. Last lines (strong among three basic):
@@ -38,7 +39,10 @@ from server.bots import decide
 from server.room.game_view import game_view
 from server.rules import POINT_CARDS, Game, Phase, Rules, deal_from_deck, points_in
 
-MOON_WATCH = 10
+# A field seat is on a moon run once it has taken every point card played so far, at least
+# RUN_POINTS of them (the queen and three hearts), after RUN_TRICKS tricks.
+RUN_POINTS = 16
+RUN_TRICKS = 5
 
 
 def deck_for(seed: int, index: int) -> list[int]:
@@ -58,8 +62,9 @@ class SegmentResult:
     moons_field: int = 0
     threats: int = 0
     stopped: int = 0
-    decision_s: list[float] = field(default_factory=list)
-    searched_s: list[float] = field(default_factory=list)
+    decision_s: list[float] = field(default_factory=list)  # wall clock, every decision
+    searched_s: list[float] = field(default_factory=list)  # wall clock, searched decisions
+    decision_cpu_s: list[float] = field(default_factory=list)  # this thread's CPU time
 
 
 def random_move(game: Game, seat: int, rng: random.Random) -> None:
@@ -74,13 +79,16 @@ def random_move(game: Game, seat: int, rng: random.Random) -> None:
         game.choose_moon(seat, "others_26")
 
 
-def bot_move(game: Game, seat: int, level: str, seed: int) -> tuple[float, bool]:
-    """Ask the bot with the seat's view only; returns its think time and whether it searched."""
+def bot_move(game: Game, seat: int, level: str, seed: int) -> tuple[float, float, bool]:
+    """Ask the bot with the seat's view only; returns its think time (wall clock and CPU) and
+    whether it searched."""
     view = game_view(game, seat)
     forced = game.phase is Phase.PLAYING and len(view["legal"]) == 1
+    c0 = time.thread_time()
     t0 = time.perf_counter()
     d = decide(view, level, rng_seed=seed)
     took = time.perf_counter() - t0
+    cpu = time.thread_time() - c0
     if d.kind == "pass":
         game.pass_cards(seat, mask_of_names(d.cards))
     elif d.kind == "play":
@@ -89,7 +97,7 @@ def bot_move(game: Game, seat: int, level: str, seed: int) -> tuple[float, bool]
         game.choose_moon(seat, d.moon)  # type: ignore[arg-type]
     else:
         raise RuntimeError(f"bot {level} at seat {seat} had nothing to do in {game.phase}")
-    return took, not forced and level != "basic"
+    return took, cpu, not forced and level != "basic"
 
 
 def waiting_seat(game: Game) -> int:
@@ -124,9 +132,10 @@ def run_segment(task: tuple[str, str, int, int, int, int, int]) -> SegmentResult
             else:
                 decision += 1
                 move_seed = seed * 7919 + i * 131 + decision
-                took, searched = bot_move(game, seat, levels[seat], move_seed)
+                took, cpu, searched = bot_move(game, seat, levels[seat], move_seed)
                 if seat == rotation:
                     out.decision_s.append(took)
+                    out.decision_cpu_s.append(cpu)
                     if searched:
                         out.searched_s.append(took)
             if threat < 0 and len(hand.tricks) > tricks_before:
@@ -134,7 +143,8 @@ def run_segment(task: tuple[str, str, int, int, int, int, int]) -> SegmentResult
                 if (
                     len(holders) == 1
                     and holders[0] != rotation
-                    and points_in(hand.taken[holders[0]]) >= MOON_WATCH
+                    and len(hand.tricks) >= RUN_TRICKS
+                    and points_in(hand.taken[holders[0]]) >= RUN_POINTS
                 ):
                     threat = holders[0]
                     tested_taken_at_threat = hand.taken[rotation] & POINT_CARDS
@@ -177,6 +187,9 @@ class Summary:
     ms_max: float
     searched_median: float
     searched_p99: float
+    cpu_median: float
+    cpu_p99: float
+    decisions: int
     wall_s: float
 
 
@@ -215,6 +228,7 @@ def compare(
     wins: list[float] = []
     times: list[float] = []
     searched: list[float] = []
+    cpu: list[float] = []
     totals = {"moons_tested": 0, "moons_field": 0, "threats": 0, "stopped": 0}
     for r in results:
         for j, p in enumerate(r.tested_points):
@@ -223,6 +237,7 @@ def compare(
         wins.extend(r.wins)
         times.extend(r.decision_s)
         searched.extend(r.searched_s)
+        cpu.extend(r.decision_cpu_s)
         for key in totals:
             totals[key] += getattr(r, key)
     tm, tse = _mean_se(per_deal_tested)
@@ -233,7 +248,8 @@ def compare(
         tested, fielded, deals, tm, tse, fm, fse, dse, wr, wse, len(wins),
         totals["moons_tested"], totals["moons_field"], totals["threats"], totals["stopped"],
         _pct(times, 0.5), _pct(times, 0.99), _pct(times, 1.0),
-        _pct(searched, 0.5), _pct(searched, 0.99), wall,
+        _pct(searched, 0.5), _pct(searched, 0.99), _pct(cpu, 0.5), _pct(cpu, 0.99), len(times),
+        wall,
     )  # fmt: skip
 
 
@@ -247,14 +263,16 @@ def report(s: Summary) -> list[str]:
         f"{s.tested} game win rate: {s.win_rate:.3f} ± {s.win_se:.3f} over {s.games} games "
         f"to 50 (fair share 0.25)",
         f"moons shot: {s.tested} {s.moons_tested}, field {s.moons_field} (in {hands} hands)",
-        f"moons stopped by {s.tested}: {s.stopped} of {s.threats} field runs "
-        f"(a field seat with every point so far, >= {MOON_WATCH})",
+        f"moons stopped by {s.tested}: {s.stopped} of {s.threats} field runs (a field seat "
+        f"with every point so far, >= {RUN_POINTS}, after trick {RUN_TRICKS}; stopped: "
+        f"{s.tested} then took a point card and the moon failed)",
     ]
     if s.tested not in ("basic", "random"):
         lines.append(
-            f"{s.tested} decision ms: median {s.ms_median:.1f}, p99 {s.ms_p99:.1f}, "
-            f"max {s.ms_max:.1f} (searched only: median {s.searched_median:.1f}, "
-            f"p99 {s.searched_p99:.1f})"
+            f"{s.tested} decision ms over {s.decisions} decisions (wall clock): median "
+            f"{s.ms_median:.1f}, p99 {s.ms_p99:.1f}, max {s.ms_max:.1f}; searched only (not a "
+            f"single legal card): median {s.searched_median:.1f}, p99 {s.searched_p99:.1f}; "
+            f"CPU time: median {s.cpu_median:.1f}, p99 {s.cpu_p99:.1f}"
         )
     lines.append(f"wall time: {s.wall_s:.0f} s")
     return lines

@@ -27,14 +27,15 @@ def view_at(hands: list[str], plays: str) -> dict[str, Any]:
     return game_view(game, game.hand.turn)  # type: ignore[union-attr]
 
 
-# North (seat 0) third to a diamond trick with a heart on it, holding cards under the jack.
+# North (seat 0) third to a diamond trick with the queen of spades on it, holding cards under
+# the jack and over it.
 DUCK_HANDS = [
     "4C 5C 6C 9D TD KD AD 2S 3S 4S 2H 3H 4H",
     "2C 7C 8C 2D 3D 4D 5D 5S 6S 7S 6H 7H 8H",
     "KC 9C TC JD QD 6D 7D 8D 8S 9S 9H TH JH",
     "3C JC QC AC TS JS QS KS AS 5H QH KH AH",
 ]
-DUCK_PLAYS = "2C KC 3C 4C JD 5H"
+DUCK_PLAYS = "2C KC 3C 4C JD QS"
 
 # North out of diamonds with the queen of spades while West leads the king of diamonds.
 QUEEN_HANDS = [

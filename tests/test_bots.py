@@ -6,14 +6,12 @@ import inspect
 import itertools
 import json
 import random
-from typing import Any
 
 import pytest
 
 import server.bots
 from protocol.cards import card_name, mask_of_names, names_of, parse_card
 from server.bots import BOT_LEVELS, Decision, decide, hint
-from server.bots.knowledge import knowledge_of
 from server.bots.outcome import choose_moon
 from server.room.game_view import game_view
 from server.rules import Game, Hand, Moon, Phase, Revokes, Rules, Tie, deal_from_deck
@@ -306,6 +304,17 @@ def test_hint_for_a_pass_names_the_queen_without_guards() -> None:
     assert "queen of spades" in h.reason and h.text.startswith("Pass ")
 
 
-def knowledge_keeps_what_we_passed(view: dict[str, Any]) -> bool:
-    k = knowledge_of(view)
-    return k.has[k.pass_to] & k.passed == k.passed & ~k.played
+# -- the benchmark runs ------------------------------------------------------------------------
+
+
+def test_the_benchmark_plays_duplicate_deals_with_the_tested_bot_in_each_seat() -> None:
+    from load_tests.bench_bots import run_segment
+
+    results = [run_segment(("basic", "random", r, 0, 2, 3, 50)) for r in range(4)]
+    # The same two deals in every rotation: the four seats' points add up to the same hands.
+    assert all(len(r.tested_points) == 2 for r in results)
+    for r in results:
+        for tested, field in zip(r.tested_points, r.field_points, strict=True):
+            assert tested + 3 * field in (26, 78)  # 26, or 78 when someone shot the moon
+    # The tested bot's decisions are timed; the basic bot never searches.
+    assert all(r.decision_s for r in results) and not any(r.searched_s for r in results)

@@ -12,7 +12,8 @@ from __future__ import annotations
 from server.rules import SUIT_MASKS
 
 from .knowledge import Knowledge
-from .policy import MOON_WATCH_POINTS, choose
+from .playout import watched
+from .policy import choose
 
 QUEEN = 36
 KING_SPADES, ACE_SPADES = 37, 38
@@ -73,10 +74,8 @@ def basic_pass(hand: int) -> int:
 
 def watched_runner(k: Knowledge) -> int:
     """Another seat that has every point taken so far and enough to be dangerous, or -1."""
-    runner = k.moon_runner()
-    if runner < 0 or runner == k.seat:
-        return -1
-    return runner if k.points_taken()[runner] >= MOON_WATCH_POINTS else -1
+    runner = watched(k.taken)
+    return -1 if runner == k.seat else runner
 
 
 def basic_play(k: Knowledge, legal: int) -> int:

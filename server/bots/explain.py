@@ -76,7 +76,9 @@ def explain_play(k: Knowledge, legal: int, card: int, runner: int, shooting: boo
         if len(trick) == 3 and not points_on:
             return f"takes a trick with no points in it and gets rid of the {card_words(card)}"
         if not legal & ((1 << win) - 1) & SUIT_MASKS[led]:
-            return f"cannot duck the {card_words(win)}, so it sheds a high {SUIT_WORDS[led][:-1]}"
+            if card == (legal & SUIT_MASKS[led]).bit_length() - 1:
+                return f"cannot duck the {card_words(win)}, so it gets rid of your highest one"
+            return f"cannot duck the {card_words(win)}; a later player may still go higher"
         return "costs the fewest points in the simulated deals"
     # Leading.
     if suit == 2 and card < QUEEN and k.queen_out and not k.hand & (1 << QUEEN):
@@ -92,7 +94,7 @@ def explain_play(k: Knowledge, legal: int, card: int, runner: int, shooting: boo
 def _later(k: Knowledge) -> str:
     if k.hand & (1 << QUEEN):
         return "the queen"
-    return "hearts" if k.queen_out is False else "hearts or the queen"
+    return "hearts or the queen" if k.queen_out else "hearts"
 
 
 def explain_pass(k: Knowledge, cards: int) -> str:

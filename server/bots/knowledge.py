@@ -48,6 +48,8 @@ class Knowledge:
     shown_cannot: list[int]  # only the facts a table that allows revokes cannot fake
     moon_chooser: int  # the seat choosing how a moon scores, or -1
     passes_done: list[bool]
+    unseen: int  # cards some other seat holds, placed or not
+    unplaced: int  # cards some other seat holds without our knowing which one
 
     @property
     def pass_to(self) -> int:
@@ -56,20 +58,6 @@ class Knowledge:
     @property
     def pass_from(self) -> int:
         return (self.seat - self.direction) & 3
-
-    @property
-    def unseen(self) -> int:
-        """Cards some other seat holds, placed or not."""
-        return FULL_DECK & ~self.played & ~self.hand
-
-    @property
-    def unplaced(self) -> int:
-        """Cards some other seat holds without our knowing which one."""
-        placed = 0
-        for s in range(4):
-            if s != self.seat:
-                placed |= self.has[s]
-        return self.unseen & ~placed
 
     @property
     def first_trick(self) -> bool:
@@ -165,6 +153,11 @@ def knowledge_of(view: dict[str, Any]) -> Knowledge:
             shown[s] &= ~has[s]
     cannot[me] = FULL_DECK & ~hand
     shown[me] = cannot[me]
+    unseen = FULL_DECK & ~played & ~hand
+    placed = 0
+    for s in range(4):
+        if s != me:
+            placed |= has[s]
 
     return Knowledge(
         seat=me,
@@ -191,4 +184,6 @@ def knowledge_of(view: dict[str, Any]) -> Knowledge:
         shown_cannot=shown,
         moon_chooser=view["moon_chooser"] if view.get("moon_chooser") is not None else -1,
         passes_done=list(view.get("passes_done", [False] * 4)),
+        unseen=unseen,
+        unplaced=unseen & ~placed,
     )

@@ -25,8 +25,8 @@ class BotLevel:
 
 BOT_LEVELS: dict[str, BotLevel] = {
     "basic": BotLevel("basic", "bot:basic", "Basic Bot", False, 0, 0, 0, 0, 0, 1),
-    "normal": BotLevel("normal", "bot:normal", "Normal Bot", True, 3000, 16, 32, 32, 6000, 2),
-    "strong": BotLevel("strong", "bot:strong", "Strong Bot", True, 16000, 24, 160, 96, 24000, 3),
+    "normal": BotLevel("normal", "bot:normal", "Normal Bot", True, 3000, 16, 32, 24, 4000, 2),
+    "strong": BotLevel("strong", "bot:strong", "Strong Bot", True, 12000, 24, 160, 64, 12000, 3),
 }
 DEFAULT_LEVEL = "strong"
 

@@ -6,8 +6,9 @@ spades and high hearts when out of the suit led, lead the lowest card least like
 low spades to flush the queen out. It sees only what a seat at the table sees: its own cards, the
 cards not yet played, the trick on the table and who is running for the moon.
 
-``runner`` is a seat believed to be shooting the moon (-1 for none). That seat plays to take
-every trick; the others take a trick with points from it when they can and stop feeding it.
+A seat going for the moon (``shoots``) plays to take every trick. The others block a ``runner``
+(a seat with every point taken so far, and enough of them): they take a trick with points from
+it when they can and stop feeding it points.
 """
 
 from __future__ import annotations
@@ -45,15 +46,16 @@ def choose(
     trick: list[int],
     leader: int,
     runner: int,
-    block: bool = True,
+    shoots: bool = False,
 ) -> int:
     """The policy's card for ``seat`` holding ``mine`` with ``legal`` playable (several).
 
-    ``block`` False lets the others ignore the runner (to measure how strong its cards are).
+    ``runner`` is the seat the others are blocking (-1: none); ``shoots`` says this seat is
+    going for the moon itself.
     """
-    if runner == seat:
+    if shoots:
         return _shoot(mine, legal, unplayed, trick)
-    if not block:
+    if runner == seat:
         runner = -1
     n = len(trick)
     if not n:

@@ -4,7 +4,9 @@ For a play: sample deals consistent with what the seat knows, group the legal ca
 of equal value (touching cards of one suit with nothing between them held by anyone else are the
 same card in effect), and for every class play its card in each deal and the rest of the hand
 with the fast policy. All classes see the same deals, so their means differ by the card, not by
-the luck of the draw. The class with the best mean utility wins.
+the luck of the draw. Deals are added a batch at a time and a class that is clearly worse than
+the leader on the deals so far is dropped (a race), so the budget goes to the close calls. The
+class with the best mean utility wins.
 
 The moon, both ways. If one other seat has taken every point so far and its cards are strong
 enough to make the moon in a fair share of deals when nobody blocks it, the playouts treat it as
@@ -15,8 +17,7 @@ a lot of points, all of them, it needs fewer deals to keep going (it has committ
 
 For a pass: candidate passes are the three-card sets among the cards the rule-based bot most
 wants to pass, plus passes that empty a short suit. Each is tried on the same sampled deals (the
-other seats pass as the basic bot would) and the hand played out; a first round on a few deals
-keeps the best few for a second round on many more.
+other seats pass as the basic bot would) and the whole hand played out, in the same race.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ from .worlds import NoWorld, plausible_worlds, sample_world
 
 PROBE_WORLDS = 16
 BATCH = 8  # deals added to every live candidate between cuts
-FIRST_CUT = 16  # no candidate is dropped before this many deals
+FIRST_CUT = 16  # no card is dropped before this many deals ...
+PASS_FIRST_CUT = 8  # ... and no pass before this many (there are many more of them)
 Z = 2.0  # standard errors of the paired difference before a candidate is dropped
 MIN_GAP = 0.05
 THREAT_RATE = 0.25  # an opponent running with this chance unblocked is blocked in the search
@@ -96,6 +98,7 @@ def _race(
     budget: int,
     unit: int,
     keep: Callable[[_Arm], bool] | None = None,
+    first_cut: int = 16,
 ) -> None:
     """Try every live arm on the same deals, a batch at a time, dropping an arm once it is
     clearly worse than the leader on the deals both have seen (paired difference more than
@@ -119,7 +122,7 @@ def _race(
                 a.moons += moon
                 spent += unit
             n += 1
-        if n < FIRST_CUT or len(live) < 2:
+        if n < first_cut or len(live) < 2:
             continue
         if keep is not None:
             for a in live:
@@ -167,22 +170,22 @@ def equal_classes(k: Knowledge, legal: int) -> list[int]:
     return classes
 
 
-def _trial_play(k: Knowledge, base: Hand, card: int, runner: int) -> tuple[float, float, bool]:
+def _trial_play(k: Knowledge, base: Hand, card: int, shooter: int) -> tuple[float, float, bool]:
     me, scores, rules = k.seat, k.scores, k.rules
     h = base.copy()
     h.play(me, card)
-    play_out(h, runner)
+    play_out(h, shooter)
     pts = [points_in(t) for t in h.taken]
     final = scored(pts, scores, rules)
     return final[me], utility(me, scores, rules, final), pts[me] == 26
 
 
-def _moon_rate(bases: list[Hand], runner: int, block: bool) -> float:
+def _moon_rate(bases: list[Hand], shooter: int, block: bool) -> float:
     made = 0
     for base in bases:
         h = base.copy()
-        play_out(h, runner, block)
-        if points_in(h.taken[runner]) == 26:
+        play_out(h, shooter, block)
+        if points_in(h.taken[shooter]) == 26:
             made += 1
     return made / len(bases)
 
@@ -231,8 +234,9 @@ def search_play(k: Knowledge, legal: int, level: BotLevel, rng: random.Random) -
         return not a.shoot or a.moons / len(a.values) >= need - SHOOT_SLACK
 
     _race(
-        arms, world, trial, level.max_worlds, level.min_worlds, level.play_budget, remaining, keep
-    )
+        arms, world, trial, level.max_worlds, level.min_worlds, level.play_budget, remaining, keep,
+        FIRST_CUT,
+    )  # fmt: skip
     options = [a.option() for a in arms]
     # A moon line counts only if it makes the moon in most deals (fewer once committed).
     eligible = [o for o in options if not o.shoot or o.moon_rate >= need]
@@ -256,7 +260,7 @@ def pass_candidates(hand: int) -> list[int]:
     first = basic_pass(hand)
     found = [first]
     seen = {first}
-    for combo in combinations(ranked[:6], 3):
+    for combo in combinations(ranked[:5], 3):
         m = (1 << combo[0]) | (1 << combo[1]) | (1 << combo[2])
         if m not in seen:
             seen.add(m)
@@ -303,6 +307,9 @@ def search_pass(k: Knowledge, level: BotLevel, rng: random.Random) -> SearchResu
     def trial(a: _Arm, deal: object) -> tuple[float, float, bool]:
         return _trial_pass(k, deal, a.cards)  # type: ignore[arg-type]
 
-    _race(arms, world, trial, level.pass_worlds, level.pass_worlds // 2, level.pass_budget, 52)
+    _race(
+        arms, world, trial, level.pass_worlds, level.pass_worlds // 4, level.pass_budget, 52,
+        None, PASS_FIRST_CUT,
+    )  # fmt: skip
     options = sorted((a.option() for a in arms), key=lambda o: (-o.worlds, -o.value))
     return SearchResult(options, -1, False)

@@ -11,15 +11,17 @@ condition over the groups of seats), so sampling never dead-ends.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from protocol.cards import cards_in
-from server.rules import HEARTS_MASK, POINT_CARDS, SUIT_MASKS, points_in, trick_winner
+from server.rules import HEARTS_MASK, POINT_CARDS, SUIT_MASKS, trick_winner
 
 from .knowledge import FULL_DECK, Knowledge
-from .policy import MOON_WATCH_POINTS, choose
+from .playout import watched
+from .policy import choose
 
 SURPRISE = 0.25  # how much less likely a deal is for each play the policy would not have made
+MAX_SURPRISES = 4
 
 # For each group of the three other seats (a 3-bit set), the eligibility patterns inside it.
 _INSIDE: tuple[tuple[int, ...], ...] = tuple(
@@ -28,6 +30,28 @@ _INSIDE: tuple[tuple[int, ...], ...] = tuple(
 
 
 _PAIR_SEATS = {3: (0, 1), 5: (0, 2), 6: (1, 2)}
+# The cards of every 13-bit suit pattern, so a set becomes a list in four lookups.
+_SUIT_CARDS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
+    tuple(tuple(13 * s + r for r in range(13) if m >> r & 1) for m in range(1 << 13))
+    for s in range(4)
+)
+
+
+def cards_of(mask: int) -> list[int]:
+    t = _SUIT_CARDS
+    return [
+        *t[0][mask & 0x1FFF],
+        *t[1][mask >> 13 & 0x1FFF],
+        *t[2][mask >> 26 & 0x1FFF],
+        *t[3][mask >> 39 & 0x1FFF],
+    ]
+
+
+def _shuffle(cards: list[int], rand: Callable[[], float]) -> None:
+    """Fisher-Yates with float draws: the same uniform shuffle, cheaper than random.shuffle."""
+    for i in range(len(cards) - 1, 0, -1):
+        j = int(rand() * (i + 1))
+        cards[i], cards[j] = cards[j], cards[i]
 
 
 class NoWorld(Exception):
@@ -55,13 +79,13 @@ def sample_world(k: Knowledge, rng: random.Random, *, relaxed: bool = False) -> 
     cannot = k.shown_cannot if relaxed else k.cannot
     hands = [k.has[s] for s in range(4)]
     need = [k.counts[s] - k.has[s].bit_count() for s in others]
-    cards = cards_in(k.unplaced)
-    if sum(need) != len(cards) or min(need) < 0:
+    if sum(need) != k.unplaced.bit_count() or min(need) < 0:
         raise NoWorld("the card counts do not add up")
     blocked = (cannot[others[0]] | cannot[others[1]] | cannot[others[2]]) & k.unplaced
     if not blocked:
         # Nothing known about who holds what: a plain shuffle and deal.
-        rng.shuffle(cards)
+        cards = cards_of(k.unplaced)
+        _shuffle(cards, rng.random)
         at = 0
         for i, s in enumerate(others):
             for c in cards[at : at + need[i]]:
@@ -86,9 +110,9 @@ def sample_world(k: Knowledge, rng: random.Random, *, relaxed: bool = False) -> 
         need[i] -= count[1 << i]
     # Cards two seats may hold: each to one of them in proportion to the room left, as long as
     # the cards of the other pairs still fit (the only way the rest could fail, Hall's rule).
-    pairs = cards_in(by_pattern[3] | by_pattern[5] | by_pattern[6])
-    rng.shuffle(pairs)
+    pairs = cards_of(by_pattern[3] | by_pattern[5] | by_pattern[6])
     rand = rng.random
+    _shuffle(pairs, rand)
     for c in pairs:
         bit = 1 << c
         p = 3 if by_pattern[3] & bit else 5 if by_pattern[5] & bit else 6
@@ -99,8 +123,10 @@ def sample_world(k: Knowledge, rng: random.Random, *, relaxed: bool = False) -> 
             if need[i] <= 0:
                 continue
             need[i] -= 1
-            if count[3] <= need[0] + need[1] and count[5] <= need[0] + need[2] and (
-                count[6] <= need[1] + need[2]
+            if (
+                count[3] <= need[0] + need[1]
+                and count[5] <= need[0] + need[2]
+                and (count[6] <= need[1] + need[2])
             ):
                 break
             need[i] += 1
@@ -108,8 +134,8 @@ def sample_world(k: Knowledge, rng: random.Random, *, relaxed: bool = False) -> 
             raise NoWorld("no deal fits the voids shown")
         hands[others[i]] |= bit
     # Cards any of them may hold: a plain deal of the room left.
-    rest = cards_in(by_pattern[7])
-    rng.shuffle(rest)
+    rest = cards_of(by_pattern[7])
+    _shuffle(rest, rand)
     at = 0
     for i in range(3):
         for c in rest[at : at + need[i]]:
@@ -130,7 +156,7 @@ def placeholder_world(k: Knowledge) -> list[int]:
     """Any four hands with the right counts (unplaced cards in order): enough for the engine to
     say what *this* seat may play, which depends only on its own cards and the plays so far."""
     hands = list(k.has)
-    cards = cards_in(k.unplaced)
+    cards = cards_of(k.unplaced)
     at = 0
     for s in range(4):
         if s != k.seat:
@@ -180,7 +206,7 @@ def other_plays(k: Knowledge) -> list[_Play]:
         if len(cards) == 4:
             taken[trick_winner(leader, cards)] |= sum(1 << c for c in cards)
             broken = broken or any(c >= 39 for c in cards)
-            runner = _watched(taken)
+            runner = watched(taken)
     return plays
 
 
@@ -214,14 +240,9 @@ def surprises(k: Knowledge, world: list[int], plays: list[_Play] | None = None) 
             pick = choose(p.seat, hold, legal, p.unplayed, p.trick, p.leader, p.runner)
             if pick != p.card:
                 count += 1
+                if count >= MAX_SURPRISES:
+                    break  # the deal is as good as ruled out: no need to count on
     return count
-
-
-def _watched(taken: list[int]) -> int:
-    holders = [s for s in range(4) if taken[s] & POINT_CARDS]
-    if len(holders) == 1 and points_in(taken[holders[0]]) >= MOON_WATCH_POINTS:
-        return holders[0]
-    return -1
 
 
 def plausible_worlds(
