@@ -12,7 +12,9 @@ import pytest
 import server.bots
 from protocol.cards import card_name, mask_of_names, names_of, parse_card
 from server.bots import BOT_LEVELS, Decision, decide, hint
-from server.bots.outcome import choose_moon
+from server.bots.knowledge import knowledge_of
+from server.bots.outcome import choose_moon, utility
+from server.bots.search import equal_classes
 from server.room.game_view import game_view
 from server.rules import Game, Hand, Moon, Phase, Revokes, Rules, Tie, deal_from_deck
 
@@ -167,6 +169,28 @@ def test_a_bot_that_shot_the_moon_chooses_how_it_scores_by_the_game() -> None:
         assert all(decide(game_view(game, s)).kind == "wait" for s in (1, 2, 3))
 
 
+def test_near_the_target_the_game_result_outweighs_the_hand() -> None:
+    # A: North takes 5 and wins the game; B: North takes 0 but East, lower, wins it.
+    win_with_five, lose_with_none = [5, 13, 4, 4], [0, 0, 13, 13]
+    rules = Rules(target=50)
+    far, near = [0, 0, 0, 0], [40, 38, 45, 45]
+    assert utility(0, far, rules, win_with_five) < utility(0, far, rules, lose_with_none)
+    assert utility(0, near, rules, win_with_five) > utility(0, near, rules, lose_with_none)
+
+
+def test_touching_cards_are_one_candidate_unless_something_lies_between() -> None:
+    # North holds 9D TD and KD AD; the queen of diamonds (unseen) splits them, the jack on the
+    # table splits 9D TD from the cards above it.
+    k = knowledge_of(view_at(DUCK_HANDS, DUCK_PLAYS))
+    legal = mask_of_names(["9D", "TD", "KD", "AD"])
+    assert sorted(names_of(c) for c in equal_classes(k, legal)) == [["9D", "TD"], ["KD", "AD"]]
+    # The queen of spades never merges with her neighbours: she is worth 13.
+    k.hand |= mask_of_names(["JS", "QS", "KS"])
+    k.unseen &= ~mask_of_names(["JS", "QS", "KS"])
+    spades = mask_of_names(["JS", "QS", "KS"])
+    assert len(equal_classes(k, spades)) == 3
+
+
 def test_moon_choice_pushes_the_end_nearer_only_when_leading() -> None:
     rules = Rules(target=100, moon="shooter_chooses")
     assert choose_moon(0, [10, 30, 30, 30], rules) == "others_26"  # leading: end it sooner
@@ -220,6 +244,11 @@ def test_decisions_are_deterministic_for_a_seed() -> None:
     for level in BOT_LEVELS:
         assert decide(view, level, rng_seed=9) == decide(view, level, rng_seed=9)
     assert decide(view) == decide(view)  # unseeded: seeded from the view itself
+
+
+def test_before_the_first_deal_there_is_nothing_to_send() -> None:
+    view = game_view(Game(Rules()), 2)
+    assert decide(view).kind == "wait" and hint(view).kind == "wait"
 
 
 def test_a_spectator_view_is_refused() -> None:
@@ -302,6 +331,10 @@ def test_hint_for_a_pass_names_the_queen_without_guards() -> None:
     h = hint(game_view(game, 0), "strong", rng_seed=2)
     assert h.kind == "pass" and "QS" in h.cards
     assert "queen of spades" in h.reason and h.text.startswith("Pass ")
+    # The pass was searched: other passes are priced too, and keeping the queen costs far more.
+    assert h.expected_points is not None and len(h.alternatives) >= 5
+    keeping = [a["expected_points"] for a in h.alternatives if "QS" not in a["cards"]]
+    assert keeping and min(keeping) > h.expected_points + 5
 
 
 # -- the benchmark runs ------------------------------------------------------------------------
