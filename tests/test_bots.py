@@ -154,9 +154,11 @@ def test_bots_cope_with_a_player_who_revokes() -> None:
 def test_a_bot_that_shot_the_moon_chooses_how_it_scores_by_the_game() -> None:
     # Seat 0 holds every club, so it takes every trick and every point: a moon.
     hands = [" ".join(r + suit for r in "23456789TJQKA") for suit in "CHDS"]
-    for scores, expected in (
-        ([40, 20, 30, 35], "others_26"),  # others reach 50+ and seat 0 stays lowest: a win
-        ([30, 0, 40, 40], "shooter_minus_26"),  # others 26 would end it with seat 1 lowest
+    for scores, expected, why in (
+        # Others reach 50+ and seat 0 stays lowest: a win.
+        ([40, 20, 30, 35], "others_26", "ends the game with you on the lowest score"),
+        # Others 26 would end it with seat 1 lowest.
+        ([30, 0, 40, 40], "shooter_minus_26", "does not end the game while someone else has"),
     ):
         game = game_at(hands, "", Rules(target=50, moon="shooter_chooses"))
         game.scores = scores.copy()
@@ -166,6 +168,8 @@ def test_a_bot_that_shot_the_moon_chooses_how_it_scores_by_the_game() -> None:
         assert game.phase is Phase.MOON_CHOICE and game.moon_chooser == 0
         d = decide(game_view(game, 0), "strong")
         assert d.kind == "moon" and d.moon == expected
+        h = hint(game_view(game, 0))
+        assert h.moon == expected and h.reason.startswith(why)
         assert all(decide(game_view(game, s)).kind == "wait" for s in (1, 2, 3))
 
 

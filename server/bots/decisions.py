@@ -22,7 +22,7 @@ from protocol.cards import card_name, names_of, parse_card
 from server.rules import Hand
 
 from .basic import basic_pass, basic_play, watched_runner
-from .explain import card_words, explain_pass, explain_play
+from .explain import card_words, explain_moon, explain_pass, explain_play
 from .knowledge import Knowledge, knowledge_of
 from .levels import BOT_LEVELS, BotLevel, bot_level
 from .outcome import choose_moon
@@ -148,12 +148,10 @@ def hint(view: dict[str, Any], level: str = "strong", rng_seed: int | None = Non
     t = _think(view, lvl, rng_seed)
     d, k = t.decision, t.k
     if d.kind == "moon":
-        reason = (
-            "adds 26 to each of the others"
-            if d.moon == "others_26"
-            else "takes 26 off your own score"
-        )
-        return Hint("moon", (), reason, f"Choose {reason}.", None, [], d.moon, lvl.id)
+        reason = explain_moon(k.seat, k.scores, k.rules, d.moon or "others_26")
+        what = "26 to each of the others" if d.moon == "others_26" else "26 off your own score"
+        text = f"You shot the moon: take {what}; it {reason}."
+        return Hint("moon", (), reason, text, None, [], d.moon, lvl.id)
     if d.kind == "wait":
         return Hint("wait", (), "it is not your move", "Nothing to do yet.", None, [], None, lvl.id)
     search = t.search

@@ -8,9 +8,10 @@ cards: it is built from the same view the bot decided from.
 
 from __future__ import annotations
 
-from server.rules import HEARTS_MASK, SUIT_MASKS
+from server.rules import HEARTS_MASK, SUIT_MASKS, Rules
 
 from .knowledge import SEAT_NAMES, Knowledge
+from .outcome import moon_points
 
 RANK_WORDS = (
     "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
@@ -123,3 +124,21 @@ def explain_pass(k: Knowledge, cards: int) -> str:
     if not reasons:
         reasons.append("passes high cards that have few low cards to cover them")
     return " and ".join(reasons[:2])
+
+
+def explain_moon(seat: int, scores: list[int], rules: Rules, choice: str) -> str:
+    """The reason for a moon choice under ``shooter_chooses`` (see ``outcome.choose_moon``)."""
+    ends: dict[str, tuple[bool, bool]] = {}
+    for option in ("others_26", "shooter_minus_26"):
+        pts = moon_points(seat, option)
+        new = [scores[s] + pts[s] for s in range(4)]
+        ends[option] = (max(new) >= rules.target, new[seat] == min(new))
+    over, lowest = ends[choice]
+    other = "shooter_minus_26" if choice == "others_26" else "others_26"
+    if over and lowest:
+        return "ends the game with you on the lowest score"
+    if ends[other][0] and not ends[other][1]:
+        return "does not end the game while someone else has a lower score"
+    if choice == "others_26":
+        return "brings the end of the game nearer while you have the lowest score"
+    return "keeps the game going while you are behind"
