@@ -18,7 +18,7 @@ from server.bots.search import equal_classes
 from server.room.game_view import game_view
 from server.rules import Game, Hand, Moon, Phase, Revokes, Rules, Tie, deal_from_deck
 
-from .bots_positions import (
+from .test_bots_crafted import (
     DUCK_HANDS,
     DUCK_PLAYS,
     MOON_HANDS,

@@ -14,7 +14,7 @@ from server.bots.worlds import plausible_worlds, sample_world, surprises
 from server.room.game_view import game_view
 from server.rules import SUIT_MASKS, Game, Phase, Rules, deal_from_deck
 
-from .bots_positions import MOON_HANDS, MOON_PLAYS, game_at
+from .test_bots_crafted import MOON_HANDS, MOON_PLAYS, game_at
 
 FULL = (1 << 52) - 1
 

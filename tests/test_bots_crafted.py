@@ -1,4 +1,5 @@
-"""Crafted positions for the bot tests: full deals and the plays that lead to a decision."""
+"""Crafted positions for the bot tests (full deals and the plays leading to a decision), and a
+check that each is a legal position."""
 
 from __future__ import annotations
 
@@ -56,3 +57,10 @@ MOON_HANDS = [
     "AC KC QC JC QD KD AD 5H TH JH QH KH AH",
 ]
 MOON_PLAYS = "2C 3C AC 4C KC 2H 5C 7C AD 2D 4D QS QC 4H 6C 8C AH 6H 5D 5S 5H"
+
+
+def test_the_crafted_positions_are_real_deals_played_legally_to_north_to_move() -> None:
+    crafted = [(DUCK_HANDS, DUCK_PLAYS), (QUEEN_HANDS, QUEEN_PLAYS), (MOON_HANDS, MOON_PLAYS)]
+    for hands, plays in crafted:
+        game = game_at(hands, plays)  # raises IllegalMove if a play breaks a rule
+        assert game.hand is not None and game.hand.turn == 0
