@@ -56,7 +56,14 @@ class Codec:
                 message = json.loads(frame)
         except ProtocolError:
             raise
-        except (ValueError, TypeError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError):
+        except (
+            ValueError,  # also UnicodeDecodeError and JSON numbers of too many digits
+            TypeError,
+            RecursionError,  # deep nesting: json has no depth bound of its own
+            msgpack.ExtraData,
+            msgpack.FormatError,
+            msgpack.StackError,
+        ):
             raise ProtocolError("malformed_frame") from None
         if not isinstance(message, dict):
             raise ProtocolError("malformed_frame", "A message must be a map.")

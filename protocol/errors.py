@@ -36,6 +36,10 @@ ERRORS: dict[str, str] = {
     "bad_reveal": "That secret does not match the commitment you sent.",
     "audit_not_found": "No finished hand of this game has that number.",
     "internal_error": "Something went wrong on the server; the move was not made.",
+    "store_unavailable": "The game store cannot be reached right now; nothing was changed. "
+    "Try again in a moment.",
+    "outcome_unknown": "The game store did not confirm the move: it may or may not have been "
+    "made. Send resume (or view) to see, before trying it again.",
     # The game (the rules engine's codes)
     "wrong_phase": "That move is not possible at this point of the game.",
     "not_your_turn": "It is not your turn.",

@@ -1,7 +1,8 @@
 """Client commands: their fields, and validation of every incoming message before anything acts.
 
 A command is a map ``{"type": T, "id": ID, ...fields}``. ``id`` is the client's (a string of at
-most 64 characters or an integer) and comes back as ``re`` in the ``ok`` or ``error`` answer.
+most 64 characters, or an integer from -2**63 to 2**64 - 1, the range msgpack carries) and comes
+back as ``re`` in the ``ok`` or ``error`` answer.
 ``parse_command`` turns a decoded map into a ``Command`` or raises ``ProtocolError``; fields are
 converted on the way in (card names to card numbers, a pass to a card set).
 """
@@ -20,6 +21,8 @@ BOT_LEVELS = ("random", "basic", "normal", "strong")
 MOON_CHOICES = ("others_26", "shooter_minus_26")
 
 Check = Callable[[str, Any], Any]
+MAX_ID_CHARS = 64
+ID_MIN, ID_MAX = -(2**63), 2**64 - 1
 
 
 def _string(max_len: int) -> Check:
@@ -137,9 +140,9 @@ class Command:
 def command_id(message: dict[str, Any]) -> str | int | None:
     """The message's id if it is a usable one (so an error can name it), else None."""
     cid = message.get("id")
-    if isinstance(cid, str) and 0 < len(cid) <= 64:
+    if isinstance(cid, str) and len(cid) <= MAX_ID_CHARS:
         return cid
-    if type(cid) is int and abs(cid) < 2**53:
+    if type(cid) is int and ID_MIN <= cid <= ID_MAX:
         return cid
     return None
 
@@ -151,7 +154,11 @@ def parse_command(message: dict[str, Any]) -> Command:
         raise ProtocolError("bad_field", "Every message needs a string type.")
     cid = command_id(message)
     if cid is None:
-        raise ProtocolError("bad_field", "Every command needs an id: a short string or an integer.")
+        raise ProtocolError(
+            "bad_field",
+            f"Every command needs an id: a string of at most {MAX_ID_CHARS} characters "
+            "or a 64-bit integer.",
+        )
     spec = COMMANDS.get(kind)
     if spec is None:
         raise ProtocolError("unknown_type", f"Unknown message type {kind[:32]!r}.")

@@ -9,14 +9,12 @@ import uvicorn
 from protocol.codec import MAX_FRAME_BYTES
 from server.app import create_app
 from server.config import Settings
+from server.log_setup import configure
 
 
 def main() -> None:
     settings = Settings.from_env()
-    logging.basicConfig(
-        level=settings.log_level,
-        format='{"t":"%(asctime)s","level":"%(levelname)s","logger":"%(name)s","msg":"%(message)s"}',
-    )
+    log_config = configure(settings.log_level)
     store = "redis " + settings.redis_url if settings.redis_url else "embedded in-process store"
     logging.getLogger("server").info(
         "Hearts Live on http://%s:%d (%s)", settings.host, settings.port, store
@@ -31,6 +29,7 @@ def main() -> None:
         ws_ping_timeout=20.0,
         timeout_graceful_shutdown=5,
         log_level=settings.log_level.lower(),
+        log_config=log_config,
         lifespan="on",
     )
 

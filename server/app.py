@@ -26,9 +26,10 @@ from server.config import Settings
 from server.connection import Closing, Connection
 from server.hub import Hub
 from server.identity import Tokens
+from server.presence import Presence
 from server.quickplay import QuickPlay
 from server.room.game_view import game_view
-from server.room.state import parse_options
+from server.room.state import OptionError, parse_options
 from server.rooms import RoomService, Scheduler, public_info
 from server.store import RoomStore, open_store
 
@@ -37,17 +38,23 @@ STATIC = Path(__file__).parent / "static"
 SERVER_PING_EVERY = 5.0
 
 
+class BadBody(ValueError):
+    """An HTTP request body that cannot be used; the message says why, for people."""
+
+
 class Node:
     """Everything one server process holds; none of it is state that cannot be lost."""
 
     def __init__(self, settings: Settings, store: RoomStore | None = None) -> None:
         self.settings = settings
         self.store = store or open_store(settings.redis_url)
+        self.id = settings.node_id  # names this process's sockets in room state
         self.tokens = Tokens(settings.secret)
         self.bots = BotPool(settings.bot_workers)
         self.rooms = RoomService(self.store, self.bots)
         self.scheduler = Scheduler(self.rooms, settings.scheduler_interval, settings.outage_after)
-        self.hub = Hub(self.store)
+        self.hub = Hub(self.store, self.id)
+        self.presence = Presence(self.id, self.rooms, self.hub, settings.node_ttl)
         self.quickplay = QuickPlay(self)
         self.connections: set[Connection] = set()
         self.sockets: set[WebSocket] = set()
@@ -59,6 +66,7 @@ class Node:
     async def start(self) -> None:
         await self.hub.start()
         await self.scheduler.start()
+        await self.presence.start()
         await self.quickplay.start()
 
     async def stop(self) -> None:
@@ -69,6 +77,7 @@ class Node:
                 await ws.close(code=1012, reason="server restarting")
         await self.quickplay.stop()
         await self.scheduler.stop()
+        await self.presence.stop()
         await self.hub.stop()
         self.bots.close()
         await self.store.close()
@@ -105,14 +114,18 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
         return PlainTextResponse("ready" if ok else "not ready", status_code=200 if ok else 503)
 
     async def read_json(request: Request) -> dict[str, Any]:
+        """The request's JSON object; BadBody says in words what is wrong with it."""
         body = await request.body()
         if len(body) > 4096:
-            raise ValueError("request body too large")
+            raise BadBody("The request body is larger than 4096 bytes.")
         if not body:
             return {}
-        data = json.loads(body)
+        try:
+            data = json.loads(body)
+        except (ValueError, RecursionError):
+            raise BadBody("The request body is not valid JSON.") from None
         if not isinstance(data, dict):
-            raise ValueError("the body must be a JSON object")
+            raise BadBody("The request body must be a JSON object.")
         return data
 
     def bad(code: str, message: str, status: int = 400) -> JSONResponse:
@@ -136,10 +149,13 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
             return bad("bad_token", "Send Authorization: Bearer <token> from /api/guest.", 401)
         try:
             data = await read_json(request)
-            options = parse_options(
-                data.get("options") or {}, clocks=settings.clocks, kind="friends"
-            )
-        except ValueError as e:
+            raw = data.get("options") or {}
+            if not isinstance(raw, dict):
+                raise BadBody("options must be a JSON object of house-rule options.")
+            options = parse_options(raw, clocks=settings.clocks, kind="friends")
+        except BadBody as e:
+            return bad("bad_field", str(e))
+        except OptionError as e:
             return bad("bad_option", str(e))
         state = await node.rooms.create(
             kind="friends", host=identity.player, host_name=identity.name, options=options

@@ -34,6 +34,7 @@ class Settings:
     matchmaker: bool = True  # run the quick-play matchmaker inside this node
     log_level: str = "INFO"
     max_connections: int = 10_000
+    node_ttl: float = 10.0  # a node silent this long is dead: its sockets stop counting
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -70,4 +71,5 @@ class Settings:
             matchmaker=env.get("HEARTS_MATCHMAKER", "1") not in ("0", "false", "no"),
             log_level=env.get("LOG_LEVEL", "INFO"),
             max_connections=int(env.get("HEARTS_MAX_CONNECTIONS", "10000")),
+            node_ttl=_float("HEARTS_NODE_TTL", 10.0),
         )

@@ -37,9 +37,10 @@ from server.room.machine import (
     RoomError,
     Start,
 )
-from server.room.state import RoomState, parse_options
+from server.room.state import OptionError, RoomState, parse_options
 from server.room.views import event_message, room_view, visible
 from server.rooms import decode_event
+from server.store import StoreError
 
 if TYPE_CHECKING:
     from server.app import Node
@@ -64,7 +65,7 @@ class Connection:
     def __init__(self, node: Node, codec: Codec) -> None:
         self.node = node
         self.codec = codec
-        self.id = secrets.token_hex(8)
+        self.id = f"{node.id}/{secrets.token_hex(8)}"  # the node prefix lets DropNode find it
         self.identity: Identity | None = None
         self.room: str | None = None
         self.seat: int | None = None
@@ -145,9 +146,12 @@ class Connection:
         except RoomError as e:
             outcome = e.code if e.code in ERRORS else "internal_error"
             self.push(error_frame(re, outcome, e.message))
-        except ValueError as e:
+        except OptionError as e:
             outcome = "bad_option"
             self.push(error_frame(re, "bad_option", str(e)))
+        except StoreError:
+            outcome = "store_unavailable"  # a read failed: nothing was written
+            self.push(error_frame(re, "store_unavailable"))
         except Closing:
             raise
         except Exception:
@@ -244,11 +248,12 @@ class Connection:
     async def enter(self, room: str, resume_from: int | None) -> dict[str, Any]:
         """Join or resume a room: watch it, sit if a seat is free, get a view or missed events."""
         assert self.identity is not None
-        if self.room is not None and self.room != room:
-            await self.exit_room()
         node = self.node
+        # Refused before anything changes: the socket stays in the room it was in.
         if await node.rooms.load(room) is None:
             raise ProtocolError("room_not_found")
+        if self.room is not None and self.room != room:
+            await self.exit_room()
         self.hold()
         try:
             self.room = room
@@ -276,22 +281,24 @@ class Connection:
             self.release()
 
     async def exit_room(self) -> None:
-        if self.room is not None:
-            await self.node.hub.unwatch(self, self.room)
-        self.room = None
+        """Stop watching the room; a seat this socket held counts it as closed."""
+        room, self.room = self.room, None
         self.seat = None
+        if room is None:
+            return
+        await self.node.hub.unwatch(self, room)
+        if self.identity is not None:
+            try:
+                await self.node.rooms.apply(room, Disconnect(self.identity.player, self.id))
+            except Exception:
+                log.warning("could not record that %s left room %s", self.id, room)
 
     async def on_close(self) -> None:
         self.closed = True
         try:
             await self.node.quickplay.leave(self)  # a dropped connection leaves the queue
         except Exception:
-            log.exception("could not take %s out of the queue", self.id)
-        if self.room is not None and self.identity is not None and self.seat is not None:
-            try:
-                await self.node.rooms.apply(self.room, Disconnect(self.identity.player, self.id))
-            except Exception:
-                log.exception("could not record the disconnect of %s", self.id)
+            log.warning("could not take %s out of the queue", self.id)
         await self.exit_room()
 
     async def _load(self, room: str) -> RoomState:

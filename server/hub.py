@@ -19,8 +19,9 @@ log = logging.getLogger(__name__)
 
 
 class Hub:
-    def __init__(self, store: RoomStore) -> None:
+    def __init__(self, store: RoomStore, node_id: str) -> None:
         self.store = store
+        self.node_id = node_id
         self.watchers: dict[str, set[Connection]] = defaultdict(set)
         self._sub: Subscriber | None = None
         self._task: asyncio.Task[None] | None = None
@@ -45,6 +46,7 @@ class Hub:
             if first:
                 assert self._sub is not None
                 await self._sub.add(room)
+                await self.store.track_room(self.node_id, room)
                 metrics.ROOMS_WATCHED.set(len(self.watchers))
 
     async def unwatch(self, conn: Connection, room: str) -> None:
@@ -57,6 +59,7 @@ class Hub:
                 del self.watchers[room]
                 assert self._sub is not None
                 await self._sub.remove(room)
+                await self.store.untrack_room(self.node_id, room)
                 metrics.ROOMS_WATCHED.set(len(self.watchers))
 
     async def _pump(self) -> None:

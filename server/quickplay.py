@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from matchmaker.matching import MatchConfig, QueueEntry, queue_status
 from matchmaker.rooms_bridge import RoomsBridge
 from matchmaker.service import Matchmaker
+from server.outage_log import OutageLog
 from server.ratings import display_rating
 from server.ratings.posting import post_rated_game, rated_game_from_room
 from server.room.state import RoomState
@@ -114,6 +115,7 @@ class QuickPlay:
     async def _pickup(self) -> None:
         """Send this node's queued players to the tables found for them; show them the search."""
         last_touch = 0.0
+        outage = OutageLog(log, "quick-play queue pickup (store unreachable?)")
         while True:
             await asyncio.sleep(PICKUP_EVERY)
             if not self.queued:
@@ -133,10 +135,11 @@ class QuickPlay:
                     del self.queued[player]
                     reply = await conn.enter(room, resume_from=None)
                     conn.push({"type": "matched", **reply})
+                outage.succeeded()
             except asyncio.CancelledError:
                 raise
             except Exception:
-                log.exception("queue pickup failed")
+                outage.failed()
 
     # -- ratings and the ladder ------------------------------------------------------------
 

@@ -18,8 +18,10 @@ from typing import Any
 
 import msgpack
 
+from protocol.errors import ERRORS
 from server import metrics
 from server.bot_pool import BotPool, random_move
+from server.outage_log import OutageLog
 from server.room.game_view import game_view
 from server.room.machine import (
     BotAct,
@@ -35,7 +37,7 @@ from server.room.machine import (
     step,
 )
 from server.room.state import RoomState, TableOptions
-from server.store import RoomStore, StoredEvent
+from server.store import RoomStore, StoredEvent, StoreUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -139,6 +141,10 @@ class RoomService:
         state = data if data is not None else new.to_bytes()
         try:
             ok = await self.store.commit(room_id, version, state, stored, deadline)
+        except StoreUnavailable as e:
+            metrics.STORE_ERRORS.inc()
+            # The script may have run and only its reply been lost (store/base.py).
+            raise RoomError("outcome_unknown", ERRORS["outcome_unknown"]) from e
         except Exception:
             metrics.STORE_ERRORS.inc()
             raise
@@ -254,6 +260,7 @@ class Scheduler:
     async def _loop(self) -> None:
         store = self.rooms.store
         beat = 0.0
+        outage = OutageLog(log, "scheduler pass (store unreachable?)")
         while True:
             try:
                 now = self.rooms.clock()
@@ -268,10 +275,11 @@ class Scheduler:
                         self._again.add(room_id)
                     else:
                         self._running[room_id] = asyncio.create_task(self._tick(room_id))
+                outage.succeeded()
             except asyncio.CancelledError:
                 raise
             except Exception:
-                log.exception("scheduler pass failed")
+                outage.failed()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self.interval)
             self._wake.clear()

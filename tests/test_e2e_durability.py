@@ -159,3 +159,30 @@ async def test_after_a_whole_service_outage_nobody_is_booted_for_the_downtime(
         await back.close()
     finally:
         second.stop()
+
+
+async def test_a_killed_nodes_sockets_stop_counting_as_present(clean_redis: str) -> None:
+    """Presence counts sockets; a node killed with -9 never says its sockets closed."""
+    env = {"HEARTS_NODE_TTL": "1", "HEARTS_GRACE_PASS": "60"}
+    doomed, survivor = node(clean_redis, **env), node(clean_redis, **env)
+    try:
+        a = await new_player(survivor, "A")
+        room = await open_table(survivor, a)
+        b_ident = await new_player(survivor, "B")
+        token = b_ident.identity["token"]  # type: ignore[attr-defined]
+        await b_ident.close()
+        b = await HeartsClient.connect(doomed.ws, token)
+        await b.request("join", room=room)
+        await a.request("fill_bots", level="random")
+        await a.request("start")
+        assert (await a.request("view"))["view"]["seats"][1]["connected"] is True
+        doomed.kill()
+        event = await a.next_event(
+            lambda e: e["event"] == "connection" and e["seat"] == 1, timeout=15
+        )
+        assert event["connected"] is False
+        assert (await a.request("view"))["view"]["seats"][0]["connected"] is True
+        await a.close()
+    finally:
+        doomed.stop()
+        survivor.stop()

@@ -81,8 +81,8 @@ async def test_every_error_code_is_answered_and_changes_nothing(server: ServerPr
     assert await error_of(host, "moon", choice="shooter_minus_26") == "wrong_phase"
     assert await error_of(host, "start") == "game_in_progress"
     assert await error_of(watcher, "pass", cards=hand[:3]) == "not_seated"
-    await watcher.close()
     assert await view_of(host) == before
+    await watcher.close()
     await host.request("pass", cards=hand[:3])
     assert await error_of(host, "pass", cards=hand[3:6]) in ("already_passed", "wrong_phase")
     other_task = asyncio.create_task(play_to_the_end(other))

@@ -77,6 +77,13 @@ class Disconnect:
 
 
 @dataclass(frozen=True, slots=True)
+class DropNode:
+    """Every connection held by the server node ``node`` is gone (the node died)."""
+
+    node: str
+
+
+@dataclass(frozen=True, slots=True)
 class FillBots:
     player: str
     level: str | None = None
@@ -186,6 +193,7 @@ Command = (
     | Leave
     | Connect
     | Disconnect
+    | DropNode
     | FillBots
     | Start
     | Rematch
@@ -312,7 +320,9 @@ class _Step:
         if st.kind == "friends" and st.status == "open":
             for i, seat in enumerate(st.seats):
                 if seat is None:
-                    st.seats[i] = Seat(name=c.name, player=c.player, original=c.player, conn=c.conn)
+                    st.seats[i] = Seat(
+                        name=c.name, player=c.player, original=c.player, conns=[c.conn]
+                    )
                     self.emit(ALL, "seated", seat=i, name=c.name, bot=False)
                     return
         if len(st.spectators) >= MAX_SPECTATORS:
@@ -329,7 +339,7 @@ class _Step:
                 st.seats[i] = Seat(name=name, bot=level, original=f"bot:{level}")
             else:
                 st.seats[i] = Seat(
-                    name=name, player=player, original=player, connected=False, away_since=self.now
+                    name=name, player=player, original=player, away_since=self.now
                 )
             self.emit(ALL, "seated", seat=i, name=name, bot=player is None)
         self._start_game()
@@ -353,10 +363,12 @@ class _Step:
             return
         seat = self.state.seats[i]
         assert seat is not None
-        if seat.conn != c.conn or not seat.connected:
-            seat.conn = c.conn
-            seat.connected = True
-            seat.away_since = None
+        if c.conn in seat.conns:
+            return
+        was = seat.connected
+        seat.conns.append(c.conn)
+        seat.away_since = None
+        if not was:
             self.emit(ALL, "connection", seat=i, connected=True)
 
     def _Disconnect(self, c: Disconnect) -> None:
@@ -368,12 +380,26 @@ class _Step:
             return
         seat = self.state.seats[i]
         assert seat is not None
-        # Only the connection that holds the seat can drop it: a reconnect elsewhere wins.
-        if seat.conn != c.conn or not seat.connected:
+        if c.conn not in seat.conns:
             return
-        seat.connected = False
-        seat.away_since = self.now
-        self.emit(ALL, "connection", seat=i, connected=False)
+        seat.conns.remove(c.conn)
+        self._went_away(i)
+
+    def _DropNode(self, c: DropNode) -> None:
+        """A node died: its connections are gone, whatever they last said."""
+        prefix = c.node + "/"
+        for i, seat in enumerate(self.state.seats):
+            if seat is None or not any(conn.startswith(prefix) for conn in seat.conns):
+                continue
+            seat.conns = [conn for conn in seat.conns if not conn.startswith(prefix)]
+            self._went_away(i)
+
+    def _went_away(self, i: int) -> None:
+        seat = self.state.seats[i]
+        assert seat is not None
+        if not seat.connected and not seat.is_bot:
+            seat.away_since = self.now
+            self.emit(ALL, "connection", seat=i, connected=False)
 
     def _FillBots(self, c: FillBots) -> None:
         st = self.state
@@ -741,8 +767,9 @@ class _Step:
             if any(k == "human" and sh["commitments"][j] is None for j, k in enumerate(kinds)):
                 return
             sh["phase"] = "reveal"
-            if "human" in kinds:
-                # Only now, with every commitment fixed, may anyone reveal.
+            if any(k != "bot" for k in kinds):
+                # Only now, with every commitment fixed, may anyone reveal. Sent in every hand
+                # that had a commit phase, even when every human missed it (fair-deal.md 3).
                 sh["deadline"] = self.now + st.options.clocks.shuffle
                 self.emit(
                     ALL,
@@ -750,7 +777,7 @@ class _Step:
                     game=st.game_id,
                     hand=sh["hand"],
                     commitments=[
-                        c if kinds[j] == "human" else None for j, c in enumerate(sh["commitments"])
+                        c if kinds[j] != "bot" else None for j, c in enumerate(sh["commitments"])
                     ],
                     deadline=sh["deadline"],
                 )

@@ -78,30 +78,45 @@ class TableOptions:
         }
 
 
+class OptionError(ValueError):
+    """A house-rule option a client asked for that the table does not offer; says which."""
+
+
+OPTION_VALUES: dict[str, tuple[Any, ...]] = {
+    "moon": tuple(m.value for m in Moon),
+    "revokes": tuple(r.value for r in Revokes),
+    "tie": tuple(t.value for t in Tie),
+    "pace": PACES,
+    "hints": (True, False),
+}
+
+
+def _option(raw: dict[str, Any], name: str, allowed: tuple[Any, ...], default: Any) -> Any:
+    value = raw.get(name, default)
+    # bool is an int in Python: True must not pass for 1, nor 1 for True.
+    if not any(type(value) is type(a) and value == a for a in allowed):
+        words = ", ".join(str(a).lower() if isinstance(a, bool) else str(a) for a in allowed)
+        raise OptionError(f"The option {name} must be one of: {words}.")
+    return value
+
+
 def parse_options(raw: dict[str, Any], *, clocks: Clocks, kind: str) -> TableOptions:
-    """Options from a client's room request; ValueError names the bad one."""
-    allowed = {"target", "moon", "revokes", "tie", "pace", "hints"}
-    unknown = set(raw) - allowed
+    """Options from a client's room request; OptionError names the bad one and what it allows."""
+    known = ("target", *OPTION_VALUES)
+    unknown = sorted(str(k) for k in raw if k not in known)
     if unknown:
-        raise ValueError(f"unknown option {sorted(unknown)[0]!r}")
-    target = raw.get("target", 100 if kind == "friends" else 50)
-    if type(target) is not int or target not in (50, 100):
-        raise ValueError("target must be 50 or 100")
-    try:
-        rules = Rules(
-            target,
-            Moon(raw.get("moon", "others_26")),
-            Revokes(raw.get("revokes", "blocked")),
-            Tie(raw.get("tie", "share")),
+        raise OptionError(
+            f"There is no option {unknown[0][:32]}; the options are {', '.join(known)}."
         )
-    except ValueError as e:
-        raise ValueError(f"bad option: {e}") from None
-    pace = raw.get("pace", "live")
-    if pace not in PACES:
-        raise ValueError("pace must be live or correspondence")
-    hints = raw.get("hints", True)
-    if not isinstance(hints, bool):
-        raise ValueError("hints must be true or false")
+    target = _option(raw, "target", (50, 100), 100 if kind == "friends" else 50)
+    rules = Rules(
+        target,
+        Moon(_option(raw, "moon", OPTION_VALUES["moon"], Moon.OTHERS_26.value)),
+        Revokes(_option(raw, "revokes", OPTION_VALUES["revokes"], Revokes.BLOCKED.value)),
+        Tie(_option(raw, "tie", OPTION_VALUES["tie"], Tie.SHARE.value)),
+    )
+    pace = _option(raw, "pace", PACES, "live")
+    hints = _option(raw, "hints", (True, False), True)
     return TableOptions(rules=rules, pace=pace, hints=hints, clocks=clocks)
 
 
@@ -113,18 +128,23 @@ class Seat:
     player: str | None = None  # the human playing it; None while a bot plays it
     bot: str | None = None  # the bot level playing it
     original: str | None = None  # who sat down at the deal (a player id or "bot:<level>")
-    connected: bool = True
     away_since: float | None = None  # when the player's last connection dropped
     bank: float = 0.0  # time bank left this hand
     turn_since: float | None = None  # when this seat's current decision started
     out_of_time_at: float | None = None  # when its bank ran out (bootable from then)
     bot_due: float | None = None  # when the bot playing it acts next
-    conn: str = ""  # the connection that holds the seat (a later reconnect replaces it)
+    # The player's open connections ("<node>/<id>"): a player may have several tabs, and the
+    # seat is away only when none is open (DESIGN.md "Clocks, leaving, bots").
+    conns: list[str] = field(default_factory=list)
     shuffle_misses: int = 0  # shuffles in a row this seat failed to commit or reveal in time
 
     @property
     def is_bot(self) -> bool:
         return self.bot is not None
+
+    @property
+    def connected(self) -> bool:
+        return bool(self.conns)
 
 
 @dataclass(slots=True)
@@ -198,7 +218,7 @@ class RoomState:
             options=TableOptions.from_value(v["options"]),
             seed=v["seed"],
             created=v["created"],
-            seats=[None if s is None else Seat(**s) for s in v["seats"]],
+            seats=[None if s is None else _seat_from_value(s) for s in v["seats"]],
             spectators=v["spectators"],
             status=v["status"],
             game=Game.from_value(v["game"]) if v["game"] is not None else None,
@@ -213,3 +233,11 @@ class RoomState:
             outage_seen=v["outage_seen"],
             rating_due=v["rating_due"],
         )
+
+
+def _seat_from_value(v: dict[str, Any]) -> Seat:
+    # Rooms stored before presence counted sockets held one "conn" and a "connected" flag.
+    if "conn" in v:
+        conn, connected = v.pop("conn"), v.pop("connected", True)
+        v["conns"] = [conn] if connected and conn else []
+    return Seat(**v)

@@ -216,6 +216,30 @@ class RoomStore(ABC):
         """Give the lease up if ``holder`` holds it; True if it was released."""
 
     @abstractmethod
+    async def node_alive(self, node: str, ttl: float) -> bool:
+        """Mark server node ``node`` alive for ``ttl`` seconds; False if it was not alive.
+
+        False for a node that tracks rooms means another node reaped it (its liveness lapsed,
+        say in an outage): it should ``track_room`` its rooms again and reconnect its seats.
+        """
+
+    @abstractmethod
+    async def track_room(self, node: str, room_id: str) -> None:
+        """Record that ``node`` holds sockets in the room (so its death can be noticed)."""
+
+    @abstractmethod
+    async def untrack_room(self, node: str, room_id: str) -> None:
+        """``node`` holds no more sockets in the room."""
+
+    @abstractmethod
+    async def reap_nodes(self) -> list[tuple[str, list[str]]]:
+        """Atomically take every node that tracks rooms but is no longer alive.
+
+        Returns ``(node, rooms)`` pairs; each dead node is returned to exactly one caller, who
+        tells each room that the node's connections are gone.
+        """
+
+    @abstractmethod
     async def ping(self) -> bool:
         """True if the store answers (readiness)."""
 

@@ -94,6 +94,8 @@ class MemoryRoomStore(RoomStore):
         self._heartbeat: float | None = None
         self._outage: tuple[float, float] | None = None
         self._leases: dict[str, tuple[str, float]] = {}
+        self._alive: dict[str, float] = {}  # node -> monotonic expiry
+        self._node_rooms: dict[str, set[str]] = {}
         self._closed = False
 
     async def now(self) -> float:
@@ -241,6 +243,27 @@ class MemoryRoomStore(RoomStore):
             return False
         del self._leases[name]
         return True
+
+    async def node_alive(self, node: str, ttl: float) -> bool:
+        at = time.monotonic()
+        was = self._alive.get(node, 0.0) > at
+        self._alive[node] = at + ttl
+        return was
+
+    async def track_room(self, node: str, room_id: str) -> None:
+        self._node_rooms.setdefault(node, set()).add(room_id)
+
+    async def untrack_room(self, node: str, room_id: str) -> None:
+        rooms = self._node_rooms.get(node)
+        if rooms is not None:
+            rooms.discard(room_id)
+            if not rooms:
+                del self._node_rooms[node]
+
+    async def reap_nodes(self) -> list[tuple[str, list[str]]]:
+        at = time.monotonic()
+        dead = [n for n in self._node_rooms if self._alive.get(n, 0.0) <= at]
+        return [(n, sorted(self._node_rooms.pop(n))) for n in dead]
 
     async def ping(self) -> bool:
         return not self._closed

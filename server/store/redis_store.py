@@ -9,6 +9,9 @@ Keys (``prefix`` defaults to ``hearts``; every key of one room shares the ``{roo
 - ``hearts:{room:ID}:events`` pub/sub channel: one msgpack ``[[seq, data], …]`` per commit.
 - ``hearts:deadlines`` sorted set (member room id, score deadline), ``hearts:heartbeat`` hash,
   ``hearts:lease:NAME`` strings.
+- ``hearts:{nodes}:alive:NODE`` (expiring string), ``hearts:{nodes}:rooms:NODE`` (set of the
+  rooms where the node holds sockets) and ``hearts:{nodes}:tracked`` (nodes with such a set):
+  a node that stops renewing its key is reaped and its connections dropped from its rooms.
 
 Why a stream rather than a list: ``XRANGE log <after+1>-0 +`` finds the resume point by seq in
 O(log n) without scanning, ids double as seqs, and ``MAXLEN ~`` trims whole nodes cheaply.
@@ -42,6 +45,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from server.outage_log import OutageLog
 from server.store.base import (
     DEFAULT_MAX_LOG,
     RoomStore,
@@ -109,6 +113,8 @@ class RedisRoomStore(RoomStore):
         self._heartbeat_script = self._script("heartbeat.lua")
         self._acquire_script = self._script("acquire_lease.lua")
         self._release_script = self._script("release_lease.lua")
+        self._reap_script = self._script("reap_nodes.lua")
+        self._nodes = f"{prefix}:{{nodes}}:"  # one hash tag: the reap script's keys share a slot
         self._subscribers: set[RedisSubscriber] = set()
 
     def _script(self, name: str) -> AsyncScript:
@@ -294,6 +300,38 @@ class RedisRoomStore(RoomStore):
                 await self._release_script(keys=[f"{self.prefix}:lease:{name}"], args=[holder])
             )
 
+    # Node presence ---------------------------------------------------------------------------
+
+    async def node_alive(self, node: str, ttl: float) -> bool:
+        ttl_ms = max(1, math.ceil(ttl * 1000))
+        with _errors():
+            previous = await self._client.set(
+                f"{self._nodes}alive:{node}", b"1", px=ttl_ms, get=True
+            )
+        return previous is not None
+
+    async def track_room(self, node: str, room_id: str) -> None:
+        with _errors():
+            pipe = self._client.pipeline(transaction=True)
+            pipe.sadd(f"{self._nodes}rooms:{node}", room_id)
+            pipe.sadd(f"{self._nodes}tracked", node)
+            await pipe.execute()
+
+    async def untrack_room(self, node: str, room_id: str) -> None:
+        with _errors():
+            await self._client.srem(f"{self._nodes}rooms:{node}", room_id)
+
+    async def reap_nodes(self) -> list[tuple[str, list[str]]]:
+        with _errors():
+            flat = await self._reap_script(keys=[f"{self._nodes}tracked"], args=[self._nodes])
+        out: list[tuple[str, list[str]]] = []
+        i = 0
+        while i < len(flat):
+            node, count = flat[i].decode(), int(flat[i + 1])
+            out.append((node, [r.decode() for r in flat[i + 2 : i + 2 + count]]))
+            i += 2 + count
+        return out
+
     # Lifecycle -------------------------------------------------------------------------------
 
     async def ping(self) -> bool:
@@ -431,6 +469,7 @@ class RedisSubscriber(Subscriber):
 
     async def _read_loop(self) -> None:
         backoff = 0.05
+        outage = OutageLog(log, "room subscriber connection")
         silent_since = time.monotonic()
         pinged = False
         while not self._closed:
@@ -449,14 +488,15 @@ class RedisSubscriber(Subscriber):
                     continue
             except asyncio.CancelledError:
                 raise
-            except (RedisError, OSError) as exc:
+            except (RedisError, OSError):
                 # redis-py gave up reconnecting for now; the next get_message reconnects and
                 # re-subscribes, and each confirmation triggers a backfill.
-                log.warning("room subscriber: connection lost (%s), retrying", exc)
+                outage.failed()
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, 2.0)
                 continue
             backoff = 0.05
+            outage.succeeded()
             silent_since, pinged = time.monotonic(), False
             try:
                 self._handle(message)
