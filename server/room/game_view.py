@@ -23,6 +23,12 @@ DIRECTION_NAMES = {
 }
 
 
+def trick_record(trick: Sequence[int]) -> dict[str, Any]:
+    """A finished trick ``(leader, c0..c3)`` as clients see it: the audit's shape plus the taker."""
+    leader, cards = trick[0], trick[1:]
+    return {"leader": leader, "cards": names_of_seq(cards), "winner": trick_winner(leader, cards)}
+
+
 def game_view(game: Game, seat: int | None) -> dict[str, Any]:
     rules = game.rules
     hand = game.hand
@@ -53,10 +59,7 @@ def game_view(game: Game, seat: int | None) -> dict[str, Any]:
                 "leader": hand.leader if playing else None,
                 "cards": names_of_seq(hand.trick),
             },
-            "tricks": [
-                {"leader": t[0], "cards": names_of_seq(t[1:]), "winner": trick_winner(t[0], t[1:])}
-                for t in hand.tricks
-            ],
+            "tricks": [trick_record(t) for t in hand.tricks],
             "hearts_broken": hand.hearts_broken,
             "turn": hand.turn if playing else None,
             "taken_points": [points_in(t) for t in hand.taken],

@@ -24,7 +24,7 @@ from protocol.shuffle import (
 from server.rules import Game, IllegalMove, Phase, deal_from_deck, mask_of, points_in
 
 from .dealing import hand_context, server_secret
-from .game_view import DIRECTION_NAMES, names_of_seq
+from .game_view import DIRECTION_NAMES, names_of_seq, trick_record
 from .state import RoomState, Seat, TableOptions
 
 ALL = -1
@@ -875,7 +875,7 @@ class _Step:
                 "scores": game.scores.copy(),
                 "shooter": hand.shooter(),
                 "pass_direction": DIRECTION_NAMES[hand.direction],
-                "tricks": [[t[0], *names_of_seq(t[1:])] for t in hand.tricks],
+                "tricks": [trick_record(t) for t in hand.tricks],
                 "revoke_call": list(hand.revoke_call) if hand.revoke_call else None,
             }
             st.hand_log.append(entry)
