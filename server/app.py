@@ -30,7 +30,8 @@ from server.presence import Presence
 from server.quickplay import QuickPlay
 from server.room.game_view import game_view
 from server.room.state import OptionError, parse_options
-from server.rooms import RoomService, Scheduler, public_info
+from server.rooms import RoomService, public_info
+from server.scheduler import Scheduler
 from server.store import RoomStore, open_store
 
 log = logging.getLogger(__name__)
@@ -53,7 +54,7 @@ class Node:
         self.bots = BotPool(settings.bot_workers)
         self.rooms = RoomService(self.store, self.bots)
         self.scheduler = Scheduler(self.rooms, settings.scheduler_interval, settings.outage_after)
-        self.hub = Hub(self.store, self.id)
+        self.hub = Hub(self.store, self.id, self.rooms.actors)
         self.presence = Presence(self.id, self.rooms, self.hub, settings.node_ttl)
         self.quickplay = QuickPlay(self)
         self.connections: set[Connection] = set()

@@ -215,17 +215,16 @@ class Connection:
         lag = self.rtt / 2
         if c.type == "view":
             state = await self._load(room)
-            return {"view": room_view(state, self.seat, player)}
+            return {"view": await self._view(state)}
         if c.type == "leave":
             await node.rooms.apply(room, Leave(player))
             await self.exit_room()
             return {}
         if c.type == "audit":
-            state = await self._load(room)
-            audits = {a["hand"]: a for a in state.audits}
-            if c.args["hand"] not in audits:
+            audit = await node.rooms.audit(await self._load(room), c.args["hand"])
+            if audit is None:
                 raise ProtocolError("audit_not_found")
-            return {"audit": audits[c.args["hand"]]}
+            return {"audit": audit}
         if c.type == "hint":
             return {"hint": await node.hint(room, player)}
         commands = {
@@ -258,6 +257,9 @@ class Connection:
         try:
             self.room = room
             await node.hub.watch(self, room)
+            # Watching first, then a fresh load: the view below is never older than the first
+            # event this socket is sent (the subscriber's contract, store/base.py).
+            await node.rooms.load(room, fresh=True)
             ident = self.identity
             state, _ = await node.rooms.apply(room, Join(ident.player, ident.name, self.id))
             self.seat = state.seat_of(ident.player)
@@ -275,7 +277,7 @@ class Connection:
                     self._deliver(room, stored.seq, decode_event(stored.data))
             else:
                 self.last_seq = state.seq
-                reply["view"] = room_view(state, self.seat, ident.player)
+                reply["view"] = await self._view(state)
             return reply
         finally:
             self.release()
@@ -300,6 +302,10 @@ class Connection:
         except Exception:
             log.warning("could not take %s out of the queue", self.id)
         await self.exit_room()
+
+    async def _view(self, state: RoomState) -> dict[str, Any]:
+        player = self.identity.player if self.identity is not None else None
+        return room_view(state, self.seat, player, await self.node.rooms.hand_log(state))
 
     async def _load(self, room: str) -> RoomState:
         state = await self.node.rooms.load(room)

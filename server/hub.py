@@ -9,6 +9,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING
 
 from server import metrics
+from server.actors import Actors
 from server.rooms import decode_event
 from server.store import RoomStore, Subscriber
 
@@ -19,9 +20,10 @@ log = logging.getLogger(__name__)
 
 
 class Hub:
-    def __init__(self, store: RoomStore, node_id: str) -> None:
+    def __init__(self, store: RoomStore, node_id: str, actors: Actors) -> None:
         self.store = store
         self.node_id = node_id
+        self.actors = actors
         self.watchers: dict[str, set[Connection]] = defaultdict(set)
         self._sub: Subscriber | None = None
         self._task: asyncio.Task[None] | None = None
@@ -60,6 +62,7 @@ class Hub:
                 assert self._sub is not None
                 await self._sub.remove(room)
                 await self.store.untrack_room(self.node_id, room)
+                self.actors.forget(room)
                 metrics.ROOMS_WATCHED.set(len(self.watchers))
 
     async def _pump(self) -> None:
@@ -67,6 +70,7 @@ class Hub:
         while True:
             try:
                 async for room, stored in self._sub:
+                    self.actors.saw(room, stored.seq)
                     conns = self.watchers.get(room)
                     if not conns:
                         continue

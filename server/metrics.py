@@ -31,6 +31,11 @@ CONFLICTS = Counter(
     "Compare-and-set conflicts (the step was re-run)",
     registry=REGISTRY,
 )
+ACTOR_LOADS = Counter(
+    "hearts_actor_loads_total",
+    "Rooms loaded from the store into an actor (a miss, an eviction or another node's commit)",
+    registry=REGISTRY,
+)
 STORE_ERRORS = Counter("hearts_store_errors_total", "Store calls that failed", registry=REGISTRY)
 TICKS = Counter("hearts_ticks_total", "Deadline ticks run by this node", registry=REGISTRY)
 BOT_SECONDS = Histogram(

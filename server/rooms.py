@@ -1,14 +1,14 @@
 """The room service: the thin I/O shell around the pure room state machine.
 
-Each transition is load (version v) → ``step`` → commit v+1 with its events and next deadline
-in one compare-and-set; on conflict the step is re-run on the fresh state. Events are published
-by the store only after the commit, so nobody sees a move that is not stored.
+Each command runs on the room's actor (``server.actors``): the decoded state this node holds,
+stepped and committed as version v+1 with its events, its next deadline and any finished hand's
+records in one compare-and-set. On a conflict (another node committed first) the actor reloads
+and the step runs again on the fresh state. Events are published by the store only after the
+commit, so nobody sees a move that is not stored.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import hashlib
 import logging
 import secrets
@@ -20,8 +20,8 @@ import msgpack
 
 from protocol.errors import ERRORS
 from server import metrics
+from server.actors import Actor, Actors
 from server.bot_pool import BotPool, random_move
-from server.outage_log import OutageLog
 from server.room.game_view import game_view
 from server.room.machine import (
     BotAct,
@@ -37,15 +37,14 @@ from server.room.machine import (
     step,
 )
 from server.room.state import RoomState, TableOptions
-from server.store import RoomStore, StoredEvent, StoreUnavailable
+from server.store import Archive, RoomStore, StoredEvent, StoreUnavailable
 
 log = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 25
-TICK_LEASE = 10.0
-HEARTBEAT_EVERY = 1.0
-OUTAGE_GRACE = 3.0
-RATING_RETRY = 2.0  # beyond the downtime itself, a few seconds to reconnect after an outage
+RATING_RETRY = 2.0
+DEFAULT_RETENTION = 24 * 3600.0  # a room not in play expires this long after its last commit
+ARCHIVED_EVENTS = {"hand_over": "over", "hand_audit": "audit"}  # event -> record kind
 
 
 def encode_event(event: Event) -> bytes:
@@ -62,16 +61,31 @@ def new_room_code() -> str:
     return secrets.token_urlsafe(9)
 
 
+def archive_of(state: RoomState, events: list[Event]) -> Archive | None:
+    """The finished hands' records a step produced, for the archive of the room's game."""
+    records = {
+        f"{e.data['hand']}:{ARCHIVED_EVENTS[e.type]}": msgpack.packb(e.data, use_bin_type=True)
+        for e in events
+        if e.type in ARCHIVED_EVENTS
+    }
+    return Archive(state.game_id, records) if records else None
+
+
 class RoomService:
     def __init__(
         self,
         store: RoomStore,
         bots: BotPool,
         clock: Callable[[], float] = time.time,
+        *,
+        actors: Actors | None = None,
+        retention: float = DEFAULT_RETENTION,
     ) -> None:
         self.store = store
         self.bots = bots
         self.clock = clock  # wall clock of NTP-synchronized nodes: never a persisted monotonic()
+        self.actors = actors if actors is not None else Actors()
+        self.retention = retention
         self.on_commit: Callable[[str, float | None], None] | None = None
         self.outage: tuple[float, float] | None = None  # the last outage (ended, delta)
         # Posts a finished rated game to the league: per-seat rating changes, or None to retry.
@@ -100,201 +114,175 @@ class RoomService:
                 now=self.clock(),
             )
             stored = [StoredEvent(k + 1, encode_event(e)) for k, e in enumerate(events)]
-            if await self.store.create_room(
-                room_id, state.to_bytes(), stored, next_deadline(state)
-            ):
+            data = state.to_bytes()
+            if await self.store.create_room(room_id, data, stored, next_deadline(state)):
+                self.actors.get(room_id).keep(state, data, 1)
                 return state
 
-    async def load(self, room_id: str) -> RoomState | None:
-        snap = await self.store.load_room(room_id)
-        return RoomState.from_bytes(snap.state) if snap is not None else None
+    # -- the actor's state ------------------------------------------------------------------
+
+    async def _reload(self, actor: Actor) -> RoomState:
+        """Fetch the room from the store into the actor (the caller holds its lock)."""
+        try:
+            snap = await self.store.load_room(actor.room_id)
+        except StoreUnavailable as e:
+            raise RoomError("store_unavailable", ERRORS["store_unavailable"]) from e
+        if snap is None:
+            actor.drop()
+            raise RoomError("room_not_found", "No room has that code.")
+        state = RoomState.from_bytes(snap.state)
+        actor.keep(state, snap.state, snap.version)
+        metrics.ACTOR_LOADS.inc()
+        return state
+
+    async def load(self, room_id: str, *, fresh: bool = False) -> RoomState | None:
+        """The room's state: this node's copy if it is known to be current, else the store's.
+
+        ``fresh`` always asks the store (a socket entering the room must not get a view older
+        than the events it will be sent from then on).
+        """
+        actor = self.actors.get(room_id)
+        async with actor.lock:
+            if actor.fresh and not fresh:
+                return actor.state
+            try:
+                return await self._reload(actor)
+            except RoomError as e:
+                if e.code == "room_not_found":
+                    return None
+                raise
 
     async def apply(self, room_id: str, command: Command) -> tuple[RoomState, list[Event]]:
         """Run one command to a committed state; RoomError if the room refuses it."""
-        for _ in range(MAX_ATTEMPTS):
-            snap = await self.store.load_room(room_id)
-            if snap is None:
-                raise RoomError("room_not_found", "No room has that code.")
-            state = RoomState.from_bytes(snap.state)
-            now = self.clock()
-            shifted, early = self._catch_up(state, now)
-            new, events = step(shifted, command, now)
-            events = early + events
-            data = new.to_bytes()
-            if not events and data == snap.state:
-                return new, events  # nothing changed: nothing to store
-            if await self._commit(room_id, snap.version, state.seq, new, events, data):
-                return new, events
-        raise RoomError("busy", "The room is busy; try again.")
+        actor = self.actors.get(room_id)
+        async with actor.lock:
+            for _ in range(MAX_ATTEMPTS):
+                state = actor.state if actor.fresh else await self._reload(actor)
+                assert state is not None
+                now = self.clock()
+                shifted, early = self._catch_up(state, now)
+                new, events = step(shifted, command, now)
+                events = early + events
+                data = new.to_bytes()
+                if not events and data == actor.data:
+                    return new, events  # nothing changed: nothing to store
+                if await self._commit(actor, new, events, data):
+                    return new, events
+            raise RoomError("busy", "The room is busy; try again.")
 
     async def _commit(
-        self,
-        room_id: str,
-        version: int,
-        seq: int,
-        new: RoomState,
-        events: list[Event],
-        data: bytes | None = None,
+        self, actor: Actor, new: RoomState, events: list[Event], data: bytes
     ) -> bool:
-        stored = [StoredEvent(seq + k + 1, encode_event(e)) for k, e in enumerate(events)]
+        """Compare-and-set from the actor's version; on success the actor holds ``new``."""
+        assert actor.state is not None
+        first = actor.state.seq + 1
+        stored = [StoredEvent(first + k, encode_event(e)) for k, e in enumerate(events)]
         deadline = next_deadline(new)
-        state = data if data is not None else new.to_bytes()
+        ttl = None if new.status == "playing" else self.retention
         try:
-            ok = await self.store.commit(room_id, version, state, stored, deadline)
+            ok = await self.store.commit(
+                actor.room_id, actor.version, data, stored, deadline, archive_of(new, events), ttl
+            )
         except StoreUnavailable as e:
             metrics.STORE_ERRORS.inc()
+            actor.drop()
             # The script may have run and only its reply been lost (store/base.py).
             raise RoomError("outcome_unknown", ERRORS["outcome_unknown"]) from e
         except Exception:
             metrics.STORE_ERRORS.inc()
+            actor.drop()
             raise
-        (metrics.COMMITS if ok else metrics.CONFLICTS).inc()
-        if ok and self.on_commit is not None:
-            self.on_commit(room_id, deadline)
-        return ok
+        if not ok:
+            metrics.CONFLICTS.inc()
+            actor.drop()  # another node moved first: reload and step again
+            return False
+        metrics.COMMITS.inc()
+        actor.keep(new, data, actor.version + 1)
+        if self.on_commit is not None:
+            self.on_commit(actor.room_id, deadline)
+        return True
+
+    # -- finished hands -----------------------------------------------------------------------
+
+    async def hand_log(self, state: RoomState) -> list[dict[str, Any]]:
+        """The current game's finished hands, oldest first, as their ``hand_over`` events."""
+        if state.game is None:
+            return []
+        records = await self.store.archived(state.id, state.game_id)
+        entries = [
+            msgpack.unpackb(record, raw=False)
+            for name, record in records.items()
+            if name.endswith(":over")
+        ]
+        return sorted(entries, key=lambda entry: entry["hand"])
+
+    async def audit(self, state: RoomState, hand: int) -> dict[str, Any] | None:
+        """The audit record of one finished hand of the current game, or None."""
+        if state.game is None:
+            return None
+        record = await self.store.archived_record(state.id, state.game_id, f"{hand}:audit")
+        return None if record is None else msgpack.unpackb(record, raw=False)["audit"]
+
+    # -- timers and bots ----------------------------------------------------------------------
 
     async def tick(self, room_id: str) -> None:
         """Fire whatever is due in the room: bots' moves, then clocks and the next deal."""
         metrics.TICKS.inc()
-        for _ in range(MAX_ATTEMPTS):
-            snap = await self.store.load_room(room_id)
-            if snap is None:
-                return
-            state = RoomState.from_bytes(snap.state)
-            start_seq = state.seq
-            now = self.clock()
-            state, events = self._catch_up(state, now)
-            # Bots first: a bot whose think time is over moves, then the clocks run.
-            for _ in range(8):
-                moved = False
-                for i in deciding_seats(state):
-                    seat = state.seats[i]
-                    if seat is None or seat.bot_due is None or seat.bot_due > now:
-                        continue
-                    view = game_view(state.game, i)  # type: ignore[arg-type]
-                    seed = _bot_seed(state, i)
-                    action, value = await self.bots.decide(view, seat.bot or "random", seed)
-                    try:
-                        state, evs = step(state, BotAct(i, action, value), now)
-                    except RoomError:
-                        action, value = random_move(view, seed)
-                        state, evs = step(state, BotAct(i, action, value), now)
-                    events += evs
-                    moved = True
-                    break
-                if not moved:
-                    break
-            if state.rating_due is not None and state.rating_due <= now and self.post_ratings:
-                changes = await self.post_ratings(state)
-                posted = RatingsPosted(
-                    tuple(changes) if changes is not None else None, retry_at=now + RATING_RETRY
-                )
-                state, evs = step(state, posted, now)
+        actor = self.actors.get(room_id)
+        async with actor.lock:
+            for _ in range(MAX_ATTEMPTS):
+                try:
+                    state = actor.state if actor.fresh else await self._reload(actor)
+                except RoomError as e:
+                    if e.code == "room_not_found":
+                        await self.store.delete_room(room_id)  # expired: take it off the schedule
+                        return
+                    raise
+                assert state is not None
+                new, events = await self._due_steps(state)
+                # Commit even with no events: the claim moved the deadline, this sets the real one.
+                if await self._commit(actor, new, events, new.to_bytes()):
+                    return
+            log.warning("room %s: tick gave up after %d conflicts", room_id, MAX_ATTEMPTS)
+
+    async def _due_steps(self, state: RoomState) -> tuple[RoomState, list[Event]]:
+        now = self.clock()
+        state, events = self._catch_up(state, now)
+        # Bots first: a bot whose think time is over moves, then the clocks run.
+        for _ in range(8):
+            moved = False
+            for i in deciding_seats(state):
+                seat = state.seats[i]
+                if seat is None or seat.bot_due is None or seat.bot_due > now:
+                    continue
+                view = game_view(state.game, i)  # type: ignore[arg-type]
+                seed = _bot_seed(state, i)
+                action, value = await self.bots.decide(view, seat.bot or "random", seed)
+                try:
+                    state, evs = step(state, BotAct(i, action, value), now)
+                except RoomError:
+                    action, value = random_move(view, seed)
+                    state, evs = step(state, BotAct(i, action, value), now)
                 events += evs
-            state, evs = step(state, Tick(), now)
+                moved = True
+                break
+            if not moved:
+                break
+        if state.rating_due is not None and state.rating_due <= now and self.post_ratings:
+            changes = await self.post_ratings(state)
+            posted = RatingsPosted(
+                tuple(changes) if changes is not None else None, retry_at=now + RATING_RETRY
+            )
+            state, evs = step(state, posted, now)
             events += evs
-            # Commit even with no events: the claim moved the deadline, this sets the real one.
-            if await self._commit(room_id, snap.version, start_seq, state, events):
-                return
-        log.warning("room %s: tick gave up after %d conflicts", room_id, MAX_ATTEMPTS)
+        state, evs = step(state, Tick(), now)
+        return state, events + evs
 
 
 def _bot_seed(state: RoomState, seat: int) -> int:
     """Bots are deterministic per position, so a retried tick makes the same move."""
     digest = hashlib.sha256(state.seed + state.seq.to_bytes(8, "big") + bytes((seat,))).digest()
     return int.from_bytes(digest[:8], "big")
-
-
-class Scheduler:
-    """Every node claims due rooms from the store's deadline set and ticks them.
-
-    Claims are atomic with a lease, so two nodes never tick the same room at once, and a node
-    that dies mid-tick only delays the room until the lease ends. A commit whose next deadline
-    is already due is ticked at once by the node that made it (no polling delay for bots).
-    """
-
-    def __init__(self, rooms: RoomService, interval: float, outage_threshold: float = 5.0) -> None:
-        self.rooms = rooms
-        self.interval = interval
-        self.outage_threshold = outage_threshold  # a heartbeat gap longer than this is an outage
-        self._task: asyncio.Task[None] | None = None
-        self._running: dict[str, asyncio.Task[None]] = {}
-        self._again: set[str] = set()
-        self._wake = asyncio.Event()
-        rooms.on_commit = self._committed
-
-    def _committed(self, room_id: str, deadline: float | None) -> None:
-        if deadline is not None and deadline <= self.rooms.clock() + self.interval:
-            self._wake.set()
-
-    async def start(self) -> None:
-        await self._recover_downtime()
-        self._task = asyncio.create_task(self._loop(), name="scheduler")
-
-    async def stop(self) -> None:
-        tasks = [t for t in (self._task, *self._running.values()) if t is not None]
-        for task in tasks:
-            # A tick cut short loses nothing: it commits all or nothing, and its claim expires.
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-
-    async def _recover_downtime(self) -> None:
-        """After a whole-service outage, push deadlines back so nobody is booted for it.
-
-        The heartbeat swap is atomic, so exactly one starting node sees the gap; it shifts the
-        deadline set and records the outage, which every room applies to its own clocks the
-        next time it steps (on any node).
-        """
-        store = self.rooms.store
-        now = self.rooms.clock()
-        last = await store.heartbeat(now)
-        if last is not None and now - last > self.outage_threshold:
-            shift = now - last + OUTAGE_GRACE
-            moved = await store.shift_deadlines(shift)
-            await store.record_outage(now, shift)
-            log.warning("service was down %.1fs: pushed %d deadlines back", now - last, moved)
-        self.rooms.outage = await store.last_outage()
-
-    async def _loop(self) -> None:
-        store = self.rooms.store
-        beat = 0.0
-        outage = OutageLog(log, "scheduler pass (store unreachable?)")
-        while True:
-            try:
-                now = self.rooms.clock()
-                if now - beat > HEARTBEAT_EVERY:
-                    await store.heartbeat(now)
-                    beat = now
-                due = await store.claim_due(now, 64, TICK_LEASE)
-                for room_id in due:
-                    if room_id in self._running:
-                        # Claimed while its tick runs here: the claim moved its deadline to the
-                        # lease, so tick it again right after, or it would wait out the lease.
-                        self._again.add(room_id)
-                    else:
-                        self._running[room_id] = asyncio.create_task(self._tick(room_id))
-                outage.succeeded()
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                outage.failed()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.interval)
-            self._wake.clear()
-
-    async def _tick(self, room_id: str) -> None:
-        try:
-            while True:
-                self._again.discard(room_id)
-                await self.rooms.tick(room_id)
-                if room_id not in self._again:
-                    break
-        except Exception:
-            log.exception("tick of room %s failed", room_id)
-        finally:
-            self._running.pop(room_id, None)
 
 
 def public_info(state: RoomState) -> dict[str, Any]:

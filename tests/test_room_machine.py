@@ -81,7 +81,7 @@ def test_one_human_and_three_bots_play_a_whole_game() -> None:
     assert max(game.scores) >= 50
     over = [e for e in d.events if e.type == "game_over"]
     assert len(over) == 1 and over[0].data["winners"] == game.winners
-    assert [h["scores"] for h in d.state.hand_log][-1] == game.scores
+    assert [e.data["scores"] for e in d.events if e.type == "hand_over"][-1] == game.scores
     # Sequence numbers count every event.
     assert d.state.seq == len(d.events)
 

@@ -78,7 +78,8 @@ def test_no_secret_is_in_any_event_before_the_hand_audit() -> None:
     own = {"seat": 0, "secret": (bytes([1]) * 32).hex()}  # what the driver used for seat 0
     assert verify_audit(audit, own) == []
     assert [s["kind"] for s in audit["seats"]] == ["human", "human", "bot", "bot"]
-    assert d.state.audits == [audit]
+    assert [e.data["audit"] for e in d.events if e.type == "hand_audit"] == [audit]
+    assert d.state.shuffle is None or d.state.shuffle["hand"] == 2  # the secrets left the state
 
 
 def test_a_seat_that_never_reveals_gets_the_stand_in_and_the_hand_goes_on() -> None:

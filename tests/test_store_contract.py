@@ -16,6 +16,7 @@ import pytest
 import redis
 
 from server.store import (
+    Archive,
     MemoryRoomStore,
     RoomStore,
     Snapshot,
@@ -427,6 +428,56 @@ async def test_now_is_the_wall_clock_and_does_not_go_back(store: RoomStore) -> N
 
 async def test_ping(store: RoomStore) -> None:
     assert await store.ping()
+
+
+# Archives, time to live, node presence ------------------------------------------------------
+
+
+async def test_a_commit_writes_its_archive_records_with_it(store: RoomStore) -> None:
+    await store.create_room("r1", b"v1", [], None)
+    assert await store.archived("r1", "g1") == {}
+    assert await store.commit("r1", 1, b"v2", evs(1, 1), None, Archive("g1", {"1:over": b"\x00a"}))
+    assert await store.commit("r1", 2, b"v3", [], None, Archive("g1", {"2:over": b"b"}))
+    assert await store.archived("r1", "g1") == {"1:over": b"\x00a", "2:over": b"b"}
+    assert await store.archived_record("r1", "g1", "2:over") == b"b"
+    assert await store.archived_record("r1", "g1", "3:over") is None
+    assert await store.archived("r1", "g2") == {}
+    # A conflicting commit writes no record either.
+    assert not await store.commit("r1", 1, b"vx", [], None, Archive("g1", {"9:over": b"x"}))
+    assert await store.archived_record("r1", "g1", "9:over") is None
+
+
+async def test_a_room_with_a_time_to_live_expires_and_one_without_does_not(
+    store: RoomStore,
+) -> None:
+    await store.create_room("short", b"v1", [], None)
+    await store.create_room("kept", b"v1", [], None)
+    assert await store.commit("short", 1, b"v2", evs(1, 1), None, Archive("g", {"a": b"1"}), 0.2)
+    assert await store.commit("kept", 1, b"v2", evs(1, 1), None, None, 0.2)
+    assert await store.commit("kept", 2, b"v3", [], None, None, None)  # back in play: no expiry
+    await asyncio.sleep(0.4)
+    assert await store.load_room("short") is None
+    assert await store.events_since("short", 0) is None
+    assert await store.archived("short", "g") == {}
+    assert await store.load_room("kept") == Snapshot(3, b"v3")
+    assert await store.create_room("short", b"new", [], None)  # the code is free again
+
+
+async def test_a_lapsed_node_is_reaped_once_with_its_rooms(store_factory: StoreFactory) -> None:
+    a, b = store_factory(), store_factory()
+    assert not await a.node_alive("n1", 0.2)  # first time: it was not alive before
+    assert await a.node_alive("n1", 0.2)
+    await a.node_alive("n2", 10.0)
+    await a.track_room("n1", "r1")
+    await a.track_room("n1", "r2")
+    await a.untrack_room("n1", "r2")
+    await a.track_room("n2", "r3")
+    assert await b.reap_nodes() == []
+    await asyncio.sleep(0.4)
+    reaped = await asyncio.gather(a.reap_nodes(), b.reap_nodes())
+    assert sorted(reaped, key=len) == [[], [("n1", ["r1"])]]  # one caller takes it
+    assert await a.reap_nodes() == []
+    assert not await a.node_alive("n1", 1.0)  # it can tell it was reaped
 
 
 def test_open_store_picks_the_backend(redis_url: str) -> None:

@@ -25,7 +25,8 @@ from server.room.machine import (
     Tick,
 )
 from server.room.state import Clocks, OptionError, parse_options
-from server.rooms import RoomService, Scheduler
+from server.rooms import RoomService
+from server.scheduler import Scheduler
 from server.store import MemoryRoomStore, StoreUnavailable
 
 from .room_driver import Driver
@@ -178,7 +179,7 @@ async def test_an_outage_is_logged_once_when_it_starts_and_once_when_it_ends(
         await asyncio.sleep(0.1)
     finally:
         await scheduler.stop()
-    lines = [r for r in caplog.records if r.name == "server.rooms"]
+    lines = [r for r in caplog.records if r.name == "server.scheduler"]
     assert len(lines) == 2, [r.getMessage() for r in lines]
     assert "failing" in lines[0].getMessage()
     assert "recovered after" in lines[1].getMessage()

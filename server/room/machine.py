@@ -433,7 +433,6 @@ class _Step:
             assert seat is not None
             seat.original = seat.player or f"bot:{seat.bot}"
         st.departures = []
-        st.hand_log = []
         st.rated_posted = False
         self._start_game()
 
@@ -469,7 +468,8 @@ class _Step:
         """A seat's decision: checked by the rules engine, charged to its clock, announced."""
         game = self._game()
         hand = game.hand
-        assert hand is not None
+        if hand is None:
+            raise RoomError("wrong_phase", "The cards are not dealt yet: the shuffle is running.")
         try:
             if action == "pass":
                 done = game.pass_cards(i, value)
@@ -676,8 +676,6 @@ class _Step:
         st.game_number += 1
         st.game = Game(st.options.rules)
         st.status = "playing"
-        st.hand_log = []
-        st.audits = []
         self.emit(
             ALL, "game_started", game=st.game_id, number=st.game_number, options=st.options.public()
         )
@@ -858,7 +856,6 @@ class _Step:
             deal=list(hand.dealt),
             pass_direction=DIRECTION_NAMES[hand.direction],
         )
-        st.audits.append(audit)
         st.shuffle = None
         self.emit(ALL, "hand_audit", hand=audit["hand"], audit=audit)
 
@@ -878,7 +875,6 @@ class _Step:
                 "tricks": [trick_record(t) for t in hand.tricks],
                 "revoke_call": list(hand.revoke_call) if hand.revoke_call else None,
             }
-            st.hand_log.append(entry)
             self.emit(ALL, "hand_over", **entry)
             self._publish_audit()
             for seat in st.seats:

@@ -7,7 +7,7 @@ step of any room, and a node that dies loses nothing.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, astuple, dataclass, field
 from typing import Any
 
 import msgpack
@@ -50,7 +50,7 @@ class TableOptions:
             "hints": self.hints,
             "rated": self.rated,
             "bot_level": self.bot_level,
-            "clocks": asdict(self.clocks),
+            "clocks": astuple(self.clocks),  # positional: the hot state stays small
         }
 
     @classmethod
@@ -61,7 +61,7 @@ class TableOptions:
             hints=v["hints"],
             rated=v["rated"],
             bot_level=v["bot_level"],
-            clocks=Clocks(**v["clocks"]),
+            clocks=Clocks(**v["clocks"]) if isinstance(v["clocks"], dict) else Clocks(*v["clocks"]),
         )
 
     def public(self) -> dict[str, Any]:
@@ -163,11 +163,9 @@ class RoomState:
     seq: int = 0
     next_hand_at: float | None = None
     departures: list[dict[str, Any]] = field(default_factory=list)
-    hand_log: list[dict[str, Any]] = field(default_factory=list)  # finished hands of this game
     rated_posted: bool = False
     # The current hand's commit-reveal shuffle (secrets stay here until the hand's audit).
     shuffle: dict[str, Any] | None = None
-    audits: list[dict[str, Any]] = field(default_factory=list)  # one per finished hand
     rating_due: float | None = None  # a finished rated game's ratings are to be posted then
     outage_seen: float = 0.0  # the last whole-service outage whose downtime was given back
 
@@ -191,7 +189,7 @@ class RoomState:
             "options": self.options.to_value(),
             "seed": self.seed,
             "created": self.created,
-            "seats": [None if s is None else asdict(s) for s in self.seats],
+            "seats": [None if s is None else astuple(s) for s in self.seats],
             "spectators": self.spectators,
             "status": self.status,
             "game": self.game.to_value() if self.game is not None else None,
@@ -199,10 +197,8 @@ class RoomState:
             "seq": self.seq,
             "next_hand_at": self.next_hand_at,
             "departures": self.departures,
-            "hand_log": self.hand_log,
             "rated_posted": self.rated_posted,
             "shuffle": self.shuffle,
-            "audits": self.audits,
             "outage_seen": self.outage_seen,
             "rating_due": self.rating_due,
         }
@@ -226,17 +222,18 @@ class RoomState:
             seq=v["seq"],
             next_hand_at=v["next_hand_at"],
             departures=v["departures"],
-            hand_log=v["hand_log"],
             rated_posted=v["rated_posted"],
             shuffle=v["shuffle"],
-            audits=v["audits"],
             outage_seen=v["outage_seen"],
             rating_due=v["rating_due"],
         )
 
 
-def _seat_from_value(v: dict[str, Any]) -> Seat:
-    # Rooms stored before presence counted sockets held one "conn" and a "connected" flag.
+def _seat_from_value(v: list[Any] | dict[str, Any]) -> Seat:
+    if isinstance(v, list):
+        return Seat(*v)  # positional, in field order (astuple): the hot state stays small
+    # Rooms stored before: a map, and before presence counted sockets one "conn" and a
+    # "connected" flag.
     if "conn" in v:
         conn, connected = v.pop("conn"), v.pop("connected", True)
         v["conns"] = [conn] if connected and conn else []

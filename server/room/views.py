@@ -41,7 +41,14 @@ def seats_view(state: RoomState) -> list[dict[str, Any] | None]:
     return out
 
 
-def room_view(state: RoomState, seat: int | None, player: str | None = None) -> dict[str, Any]:
+def room_view(
+    state: RoomState,
+    seat: int | None,
+    player: str | None = None,
+    hand_log: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """What ``seat`` (None: a spectator) may see; ``hand_log`` is the game's finished hands,
+    which live in the room's archive rather than in its state."""
     view: dict[str, Any] = {
         "room": state.id,
         "kind": state.kind,
@@ -57,7 +64,7 @@ def room_view(state: RoomState, seat: int | None, player: str | None = None) -> 
         "deciding": deciding_seats(state),
         "next_hand_at": state.next_hand_at,
         "departures": [{k: d[k] for k in ("seat", "reason", "hand")} for d in state.departures],
-        "hand_log": state.hand_log,
+        "hand_log": hand_log or [],
     }
     if state.game is not None:
         view["game"] = game_view(state.game, seat)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from server.store.base import (
     DEFAULT_MAX_LOG,
+    Archive,
     RoomStore,
     Snapshot,
     StoredEvent,
@@ -19,6 +20,7 @@ from server.store.memory import MemoryRoomStore
 
 __all__ = [
     "DEFAULT_MAX_LOG",
+    "Archive",
     "MemoryRoomStore",
     "RoomStore",
     "Snapshot",

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 
 DEFAULT_MAX_LOG = 5000
@@ -54,6 +54,18 @@ class StoredEvent:
 
     seq: int
     data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Archive:
+    """Records written once, beside the room's hot state, by the commit that produces them.
+
+    A room keeps finished hands' records (their audits, their summaries) in an archive named
+    by its game, so the state every step loads and saves stays small (DESIGN.md).
+    """
+
+    name: str
+    records: Mapping[str, bytes]
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,17 +146,29 @@ class RoomStore(ABC):
         state: bytes,
         events: Sequence[StoredEvent],
         deadline: float | None,
+        archive: Archive | None = None,
+        ttl: float | None = None,
     ) -> bool:
         """Compare-and-set the room from ``expected_version`` to ``expected_version + 1``.
 
         Atomically, and only if the stored version is still ``expected_version``: store
         ``state``, append ``events`` to the log (trimmed to the configured length), set the
-        room's deadline (or clear it when None) and publish the events to subscribers.
+        room's deadline (or clear it when None), write the ``archive`` records, give the room's
+        keys (state, log, the archive named) a time to live of ``ttl`` seconds or none at all
+        when None, and publish the events to subscribers.
         Returns False on a conflict, in which case nothing at all has changed.
 
         Raises ValueError if an event's seq is not greater than every seq already committed for
         the room (checked before anything is written).
         """
+
+    @abstractmethod
+    async def archived(self, room_id: str, archive: str) -> dict[str, bytes]:
+        """Every record of one archive of the room (``{}`` if none, or the room expired)."""
+
+    @abstractmethod
+    async def archived_record(self, room_id: str, archive: str, name: str) -> bytes | None:
+        """One record of an archive of the room, or None."""
 
     @abstractmethod
     async def delete_room(self, room_id: str) -> bool:

@@ -1,11 +1,13 @@
 -- Compare-and-set one room transition (also creates a room: expected version 0).
 -- KEYS[1] state hash {v=version, s=state, q=last event seq, n=nonce of the last commit}
 -- KEYS[2] event log stream, entry id "<seq>-0", fields d=data, p=seq of the previous event
--- KEYS[3] global deadline sorted set (member = room id)
+-- KEYS[3] deadline sorted set (member = room id)
+-- KEYS[4] archive hash of the room's current game (finished hands' records)
 -- ARGV[1] expected version   ARGV[2] new state   ARGV[3] deadline, "" to clear
 -- ARGV[4] room id            ARGV[5] channel     ARGV[6] log MAXLEN (approximate)
 -- ARGV[7] msgpack payload to publish, "" if no events
--- ARGV[8] commit nonce       ARGV[9..] seq, data pairs
+-- ARGV[8] commit nonce       ARGV[9] time to live of the room's keys in ms, "" for none
+-- ARGV[10] n, the number of archive fields, then n field, value pairs, then seq, data pairs
 -- Returns 1 when applied (or already applied by this very call), 0 on a version conflict.
 local expected = tonumber(ARGV[1])
 local version = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
@@ -16,10 +18,12 @@ if version ~= expected then
   end
   return 0
 end
+local n = tonumber(ARGV[10])
+local first_event = 11 + 2 * n
 local last = redis.call('HGET', KEYS[1], 'q') or '0'
 -- Check every seq before writing anything: Redis does not roll a script back on error.
 local prev = tonumber(last)
-for i = 9, #ARGV, 2 do
+for i = first_event, #ARGV, 2 do
   local seq = tonumber(ARGV[i])
   if seq == nil or seq <= prev then
     return redis.error_reply('ERR event seq ' .. ARGV[i] .. ' is not after ' .. prev)
@@ -27,18 +31,29 @@ for i = 9, #ARGV, 2 do
   prev = seq
 end
 local newest = last
-if #ARGV >= 9 then newest = ARGV[#ARGV - 1] end
+if #ARGV >= first_event then newest = ARGV[#ARGV - 1] end
 redis.call('HSET', KEYS[1], 'v', string.format('%d', expected + 1), 's', ARGV[2],
   'q', newest, 'n', ARGV[8])
 local before = last
-for i = 9, #ARGV, 2 do
+for i = first_event, #ARGV, 2 do
   redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[6], ARGV[i] .. '-0', 'd', ARGV[i + 1], 'p', before)
   before = ARGV[i]
+end
+for i = 11, 10 + 2 * n, 2 do
+  redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1])
 end
 if ARGV[3] == '' then
   redis.call('ZREM', KEYS[3], ARGV[4])
 else
   redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
+end
+-- A finished or idle room expires; a room in play never does (its clocks will finish it).
+for _, k in ipairs({1, 2, 4}) do
+  if ARGV[9] == '' then
+    redis.call('PERSIST', KEYS[k])
+  else
+    redis.call('PEXPIRE', KEYS[k], ARGV[9])
+  end
 end
 if ARGV[7] ~= '' then
   redis.call('PUBLISH', ARGV[5], ARGV[7])

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from server.store.base import (
     DEFAULT_MAX_LOG,
+    Archive,
     RoomStore,
     Snapshot,
     StoredEvent,
@@ -34,6 +35,8 @@ class _Room:
     # Highest seq ever dropped from the log: a reader asking from below it has missed events.
     trimmed_through: int = 0
     last_seq: int = 0
+    archives: dict[str, dict[str, bytes]] = field(default_factory=dict)
+    expires: float | None = None  # wall-clock time the room's keys lapse, None: never
 
 
 class MemorySubscriber(Subscriber):
@@ -96,6 +99,7 @@ class MemoryRoomStore(RoomStore):
         self._leases: dict[str, tuple[str, float]] = {}
         self._alive: dict[str, float] = {}  # node -> monotonic expiry
         self._node_rooms: dict[str, set[str]] = {}
+        self._next_sweep = 0.0
         self._closed = False
 
     async def now(self) -> float:
@@ -110,15 +114,24 @@ class MemoryRoomStore(RoomStore):
     ) -> bool:
         check_events(events)
         check_deadline(deadline)
-        if room_id in self._rooms:
+        if self._room(room_id) is not None:
             return False
         room = _Room(version=1, state=state)
         self._rooms[room_id] = room
         self._apply(room_id, room, events, deadline)
         return True
 
-    async def load_room(self, room_id: str) -> Snapshot | None:
+    def _room(self, room_id: str) -> _Room | None:
+        """The room, unless its time to live ran out (then it is gone, as Redis would have it)."""
         room = self._rooms.get(room_id)
+        if room is not None and room.expires is not None and room.expires <= time.time():
+            del self._rooms[room_id]
+            self._set_deadline(room_id, None)
+            return None
+        return room
+
+    async def load_room(self, room_id: str) -> Snapshot | None:
+        room = self._room(room_id)
         return None if room is None else Snapshot(room.version, room.state)
 
     async def commit(
@@ -128,20 +141,33 @@ class MemoryRoomStore(RoomStore):
         state: bytes,
         events: Sequence[StoredEvent],
         deadline: float | None,
+        archive: Archive | None = None,
+        ttl: float | None = None,
     ) -> bool:
         if expected_version < 1:
             raise ValueError("expected_version must be at least 1; use create_room")
         check_events(events)
         check_deadline(deadline)
-        room = self._rooms.get(room_id)
+        room = self._room(room_id)
         if room is None or room.version != expected_version:
             return False
         if events and events[0].seq <= room.last_seq:
             raise ValueError(f"event seq {events[0].seq} is not after {room.last_seq}")
         room.version = expected_version + 1
         room.state = state
+        if archive is not None and archive.records:
+            room.archives.setdefault(archive.name, {}).update(archive.records)
+        room.expires = None if ttl is None else time.time() + ttl
         self._apply(room_id, room, events, deadline)
         return True
+
+    async def archived(self, room_id: str, archive: str) -> dict[str, bytes]:
+        room = self._room(room_id)
+        return dict(room.archives.get(archive, {})) if room is not None else {}
+
+    async def archived_record(self, room_id: str, archive: str, name: str) -> bytes | None:
+        room = self._room(room_id)
+        return room.archives.get(archive, {}).get(name) if room is not None else None
 
     def _apply(
         self, room_id: str, room: _Room, events: Sequence[StoredEvent], deadline: float | None
@@ -165,7 +191,7 @@ class MemoryRoomStore(RoomStore):
         return existed
 
     async def events_since(self, room_id: str, after_seq: int) -> list[StoredEvent] | None:
-        room = self._rooms.get(room_id)
+        room = self._room(room_id)
         if room is None or after_seq < room.trimmed_through:
             return None
         start = bisect_right(room.log, after_seq, key=lambda event: event.seq)
@@ -198,7 +224,17 @@ class MemoryRoomStore(RoomStore):
         self._heap = [(deadline, room_id) for room_id, deadline in self._deadlines.items()]
         heapq.heapify(self._heap)
 
+    def _sweep(self) -> None:
+        """Drop expired rooms now and then, as Redis would, so an idle embedded node stays small."""
+        at = time.time()
+        if at < self._next_sweep:
+            return
+        self._next_sweep = at + 60.0
+        for room_id in [r for r, o in self._rooms.items() if o.expires and o.expires <= at]:
+            self._room(room_id)
+
     async def claim_due(self, now: float, limit: int, lease: float) -> list[str]:
+        self._sweep()
         claimed: list[str] = []
         heap = self._heap
         while heap and len(claimed) < limit and heap[0][0] <= now:

@@ -6,6 +6,8 @@ Keys (``prefix`` defaults to ``hearts``; every key of one room shares the ``{roo
   ``n`` nonce of the last commit (lets a retried commit recognise its own earlier success).
 - ``hearts:{room:ID}:log`` stream: one entry per event, id ``<seq>-0``, fields ``d`` (data) and
   ``p`` (seq of the event before it), trimmed with ``XADD … MAXLEN ~ max_log``.
+- ``hearts:{room:ID}:archive:GAME`` hash: records of the game's finished hands (their audits
+  and summaries), written once by the commit that ends each hand; not part of the hot state.
 - ``hearts:{room:ID}:events`` pub/sub channel: one msgpack ``[[seq, data], …]`` per commit.
 - ``hearts:deadlines`` sorted set (member room id, score deadline), ``hearts:heartbeat`` hash,
   ``hearts:lease:NAME`` strings.
@@ -48,6 +50,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from server.outage_log import OutageLog
 from server.store.base import (
     DEFAULT_MAX_LOG,
+    Archive,
     RoomStore,
     Snapshot,
     StoredEvent,
@@ -159,10 +162,17 @@ class RedisRoomStore(RoomStore):
         state: bytes,
         events: Sequence[StoredEvent],
         deadline: float | None,
+        archive: Archive | None = None,
+        ttl: float | None = None,
     ) -> bool:
         if expected_version < 1:
             raise ValueError("expected_version must be at least 1; use create_room")
-        return await self._commit(room_id, expected_version, state, events, deadline, os.urandom(8))
+        return await self._commit(
+            room_id, expected_version, state, events, deadline, os.urandom(8), archive, ttl
+        )
+
+    def _archive_key(self, room_id: str, name: str) -> str:
+        return self._room_key(room_id, f"archive:{name}")
 
     async def _commit(
         self,
@@ -172,12 +182,15 @@ class RedisRoomStore(RoomStore):
         events: Sequence[StoredEvent],
         deadline: float | None,
         nonce: bytes,
+        archive: Archive | None = None,
+        ttl: float | None = None,
     ) -> bool:
         """Run commit.lua. ``nonce`` identifies this call so a redis-py retry after a lost reply
         reports the earlier success instead of a conflict."""
         check_events(events)
         check_deadline(deadline)
         payload = msgpack.packb([[e.seq, e.data] for e in events]) if events else b""
+        records = archive.records if archive is not None else {}
         args: list[bytes | str | int] = [
             expected_version,
             state,
@@ -187,7 +200,12 @@ class RedisRoomStore(RoomStore):
             self.max_log,
             payload,
             nonce,
+            "" if ttl is None else max(1, math.ceil(ttl * 1000)),
+            len(records),
         ]
+        for name, record in records.items():
+            args.append(name)
+            args.append(record)
         for event in events:
             args.append(event.seq)
             args.append(event.data)
@@ -195,6 +213,7 @@ class RedisRoomStore(RoomStore):
             self._room_key(room_id, "state"),
             self._room_key(room_id, "log"),
             self._deadlines_key,
+            self._archive_key(room_id, archive.name if archive is not None else "-"),
         ]
         try:
             with _errors():
@@ -204,6 +223,15 @@ class RedisRoomStore(RoomStore):
                 raise ValueError(str(exc)) from exc
             raise
         return bool(applied)
+
+    async def archived(self, room_id: str, archive: str) -> dict[str, bytes]:
+        with _errors():
+            raw = await self._client.hgetall(self._archive_key(room_id, archive))
+        return {k.decode(): v for k, v in raw.items()}
+
+    async def archived_record(self, room_id: str, archive: str, name: str) -> bytes | None:
+        with _errors():
+            return await self._client.hget(self._archive_key(room_id, archive), name)
 
     async def delete_room(self, room_id: str) -> bool:
         with _errors():
