@@ -25,6 +25,7 @@ def main() -> None:
         port=settings.port,
         ws="websockets-sansio",
         ws_max_size=MAX_FRAME_BYTES,
+        ws_per_message_deflate=settings.ws_deflate,
         ws_ping_interval=20.0,
         ws_ping_timeout=20.0,
         timeout_graceful_shutdown=5,

@@ -54,6 +54,10 @@ POLICY_VIOLATION = 1008
 MESSAGE_TOO_BIG = 1009
 
 
+Frames = dict[str, bytes | str]
+"""One event's encodings on this node, by subprotocol name."""
+
+
 class Closing(Exception):
     def __init__(self, code: int, reason: str) -> None:
         super().__init__(reason)
@@ -80,30 +84,41 @@ class Connection:
     # -- outgoing --------------------------------------------------------------------------
 
     def push(self, message: dict[str, Any]) -> None:
+        self.send_frame(self.codec.encode(message))
+
+    def send_frame(self, frame: bytes | str) -> None:
+        """Queue an encoded frame for the writer (a client too far behind is dropped)."""
         if self.closed:
             return
         if self.outbox.qsize() >= OUTBOX_LIMIT:
             self.closed = True
             self.outbox.put_nowait(None)  # the writer closes the socket
             return
-        self.outbox.put_nowait(self.codec.encode(message))
+        self.outbox.put_nowait(frame)
         metrics.FRAMES_OUT.inc()
 
-    def deliver(self, room: str, seq: int, event: Event) -> None:
-        """An event from the room's stream; held back while a view is being prepared."""
+    def deliver(self, room: str, seq: int, event: Event, frames: Frames | None = None) -> None:
+        """An event from the room's stream; held back while a view is being prepared.
+
+        ``frames`` is shared by every socket the event goes to on this node: each subprotocol's
+        encoding is made once, by the first socket that needs it.
+        """
         if room != self.room:
             return
         if self._held is not None:
             self._held.append((seq, event))
             return
-        self._deliver(room, seq, event)
+        self._deliver(room, seq, event, frames if frames is not None else {})
 
-    def _deliver(self, room: str, seq: int, event: Event) -> None:
+    def _deliver(self, room: str, seq: int, event: Event, frames: Frames) -> None:
         if seq <= self.last_seq:
             return
         self.last_seq = seq
         if visible(event.audience, self.seat):
-            self.push(event_message(room, seq, event))
+            frame = frames.get(self.codec.name)
+            if frame is None:
+                frame = frames[self.codec.name] = self.codec.encode(event_message(room, seq, event))
+            self.send_frame(frame)
         if event.type == "replaced" and event.data.get("seat") == self.seat:
             self.seat = None  # the seat went to a bot: this connection watches from now on
 
@@ -113,7 +128,7 @@ class Connection:
     def release(self) -> None:
         held, self._held = self._held or [], None
         for seq, event in held:
-            self._deliver(self.room or "", seq, event)
+            self._deliver(self.room or "", seq, event, {})
 
     # -- incoming --------------------------------------------------------------------------
 
@@ -274,7 +289,7 @@ class Connection:
                 reply["resumed"] = True
                 reply["missed"] = len(missed)
                 for stored in missed:
-                    self._deliver(room, stored.seq, decode_event(stored.data))
+                    self._deliver(room, stored.seq, decode_event(stored.data), {})
             else:
                 self.last_seq = state.seq
                 reply["view"] = await self._view(state)

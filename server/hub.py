@@ -75,8 +75,9 @@ class Hub:
                     if not conns:
                         continue
                     event = decode_event(stored.data)
+                    frames: dict[str, bytes | str] = {}  # encoded once per subprotocol
                     for conn in list(conns):
-                        conn.deliver(room, stored.seq, event)
+                        conn.deliver(room, stored.seq, event, frames)
                 return
             except asyncio.CancelledError:
                 raise

@@ -187,14 +187,16 @@ async def test_finished_hands_go_to_the_archive_not_the_state() -> None:
     assert b"server_secret" not in state.to_bytes()
 
 
-def test_the_hot_state_stays_under_2kb_through_a_game_to_100() -> None:
+def test_the_hot_state_stays_under_2kb_through_a_game_to_100_and_steps_copy() -> None:
     d = Driver(rules=Rules(100))
     largest = 0
     step = d.do
 
     def measured(command: Any) -> Any:
         nonlocal largest
+        before, as_stored = d.state, d.state.to_bytes()
         events = step(command)
+        assert before.to_bytes() == as_stored, "step changed its input (an actor's cache)"
         largest = max(largest, len(d.state.to_bytes()))
         return events
 

@@ -8,8 +8,7 @@ the scheduler drive it. A refused command raises ``RoomError`` and the input sta
 
 from __future__ import annotations
 
-import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from protocol.audit import build_audit
@@ -217,14 +216,25 @@ def step(state: RoomState, command: Command, now: float) -> tuple[RoomState, lis
 
 
 def clone(state: RoomState) -> RoomState:
-    game = state.game
-    state.game = None
-    try:
-        other = copy.deepcopy(state)
-    finally:
-        state.game = game
-    other.game = game.copy() if game is not None else None
-    return other
+    """A copy that ``step`` may change freely; the input stays as it was.
+
+    Only what a step mutates is copied (seats, the spectator list, the shuffle's lists, the
+    game); departures are appended to, never edited; options are frozen. Field by field rather
+    than ``copy.deepcopy``, which was an eighth of a node's CPU per card (py-spy).
+    """
+    sh = state.shuffle
+    return replace(
+        state,
+        seats=[None if s is None else replace(s, conns=s.conns.copy()) for s in state.seats],
+        spectators=state.spectators.copy(),
+        departures=state.departures.copy(),
+        shuffle=None if sh is None else {k: _copied(v) for k, v in sh.items()},
+        game=state.game.copy() if state.game is not None else None,
+    )
+
+
+def _copied(value: Any) -> Any:
+    return value.copy() if isinstance(value, list) else value
 
 
 def next_deadline(state: RoomState) -> float | None:

@@ -7,7 +7,7 @@ step of any room, and a node that dies loses nothing.
 
 from __future__ import annotations
 
-from dataclasses import asdict, astuple, dataclass, field
+from dataclasses import asdict, astuple, dataclass, field, fields
 from typing import Any
 
 import msgpack
@@ -146,6 +146,13 @@ class Seat:
     def connected(self) -> bool:
         return bool(self.conns)
 
+    def to_value(self) -> list[Any]:
+        """Positional, in field order (``Seat(*value)`` restores it): the hot state stays small."""
+        return [getattr(self, name) for name in SEAT_FIELDS]
+
+
+SEAT_FIELDS = tuple(f.name for f in fields(Seat))
+
 
 @dataclass(slots=True)
 class RoomState:
@@ -189,7 +196,7 @@ class RoomState:
             "options": self.options.to_value(),
             "seed": self.seed,
             "created": self.created,
-            "seats": [None if s is None else astuple(s) for s in self.seats],
+            "seats": [None if s is None else s.to_value() for s in self.seats],
             "spectators": self.spectators,
             "status": self.status,
             "game": self.game.to_value() if self.game is not None else None,
