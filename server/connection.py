@@ -11,13 +11,15 @@ import asyncio
 import logging
 import secrets
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from protocol.codec import MAX_FRAME_BYTES, PROTOCOL_VERSION, Codec
 from protocol.errors import ERRORS, ProtocolError, error_frame
 from protocol.messages import Command, command_id, parse_command
 from server import metrics
 from server.identity import Identity
+from server.ports import NodeServices
 from server.room.machine import (
     Boot,
     CallRevoke,
@@ -37,13 +39,11 @@ from server.room.machine import (
     RoomError,
     Start,
 )
+from server.room.machine import Command as RoomCommand
 from server.room.state import OptionError, RoomState, parse_options
 from server.room.views import event_message, room_view, visible
 from server.rooms import decode_event
 from server.store import StoreError
-
-if TYPE_CHECKING:
-    from server.app import Node
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ class Closing(Exception):
 
 
 class Connection:
-    def __init__(self, node: Node, codec: Codec) -> None:
+    def __init__(self, node: NodeServices, codec: Codec) -> None:
         self.node = node
         self.codec = codec
         self.id = f"{node.id}/{secrets.token_hex(8)}"  # the node prefix lets DropNode find it
@@ -177,87 +177,101 @@ class Connection:
         metrics.COMMAND_SECONDS.labels(kind).observe(time.perf_counter() - started)
 
     async def dispatch(self, c: Command) -> dict[str, Any]:
-        node = self.node
-        if c.type == "ping":
-            return {"t": c.args.get("t"), "server_time": node.rooms.clock()}
-        if c.type == "pong":
-            # The server's own ping came back: RTT for the lag credit (capped by the room).
-            self.rtt = max(0.0, min(10.0, node.rooms.clock() - c.args["t"]))
-            return {}
-        if self.identity is None:
-            if c.type != "auth":
-                raise ProtocolError("not_authenticated")
-            identity = node.tokens.verify(c.args["token"])
-            if identity is None:
-                raise ProtocolError("bad_token")
-            self.identity = identity
-            return {
-                "player": identity.player,
-                "name": identity.name,
-                "protocol": PROTOCOL_VERSION,
-                "server_time": node.rooms.clock(),
-            }
-        player = self.identity.player
-        if c.type == "auth":
-            raise ProtocolError("already_authenticated")
-        if c.type == "queue":
-            if self.room is not None:
-                await self.exit_room()
-            return await node.quickplay.join(self, c.args["target"])
-        if c.type == "unqueue":
-            if not await node.quickplay.leave(self):
-                raise ProtocolError("not_in_queue")
-            return {}
-        if c.type == "ladder":
-            return {"ladder": await node.quickplay.ladder(player, c.args.get("limit", 20))}
-        if c.type == "open_room":
-            options = parse_options(
-                c.args.get("options") or {}, clocks=node.settings.clocks, kind="friends"
-            )
-            state = await node.rooms.create(
-                kind="friends", host=player, host_name=self.identity.name, options=options
-            )
-            return await self.enter(state.id, resume_from=None) | {
-                "link": node.invite_link(state.id)
-            }
-        if c.type == "join":
-            return await self.enter(c.args["room"], resume_from=None)
-        if c.type == "resume":
-            return await self.enter(c.args["room"], resume_from=c.args["seq"])
-        if self.room is None:
+        """Run a validated command through the dispatch table (``HANDLERS``)."""
+        handler, needs = HANDLERS[c.type]
+        if needs >= AUTHENTICATED and self.identity is None:
+            raise ProtocolError("not_authenticated")
+        if needs >= IN_ROOM and self.room is None:
             raise ProtocolError("not_in_room")
-        room = self.room
-        lag = self.rtt / 2
-        if c.type == "view":
-            state = await self._load(room)
-            return {"view": await self._view(state)}
-        if c.type == "leave":
-            await node.rooms.apply(room, Leave(player))
-            await self.exit_room()
-            return {}
-        if c.type == "audit":
-            audit = await node.rooms.audit(await self._load(room), c.args["hand"])
-            if audit is None:
-                raise ProtocolError("audit_not_found")
-            return {"audit": audit}
-        if c.type == "hint":
-            return {"hint": await node.hint(room, player)}
-        commands = {
-            "fill_bots": lambda: FillBots(player, c.args.get("level")),
-            "start": lambda: Start(player),
-            "rematch": lambda: Rematch(player),
-            "end_game": lambda: EndGame(player),
-            "pass": lambda: PassCards(player, c.args["cards"], lag),
-            "play": lambda: PlayCard(player, c.args["card"], lag),
-            "moon": lambda: ChooseMoon(player, c.args["choice"], lag),
-            "revoke": lambda: CallRevoke(player, c.args["seat"]),
-            "boot": lambda: Boot(player, c.args["seat"]),
-            "commit": lambda: CommitSecret(player, c.args["commitment"]),
-            "reveal": lambda: RevealSecret(player, c.args["secret"]),
+        return await handler(self, c)
+
+    # -- the handlers (see HANDLERS) ---------------------------------------------------------
+
+    async def _ping(self, c: Command) -> dict[str, Any]:
+        return {"t": c.args.get("t"), "server_time": self.node.rooms.clock()}
+
+    async def _pong(self, c: Command) -> dict[str, Any]:
+        # The server's own ping came back: RTT for the lag credit (capped by the room).
+        self.rtt = max(0.0, min(10.0, self.node.rooms.clock() - c.args["t"]))
+        return {}
+
+    async def _auth(self, c: Command) -> dict[str, Any]:
+        if self.identity is not None:
+            raise ProtocolError("already_authenticated")
+        identity = self.node.tokens.verify(c.args["token"])
+        if identity is None:
+            raise ProtocolError("bad_token")
+        self.identity = identity
+        return {
+            "player": identity.player,
+            "name": identity.name,
+            "protocol": PROTOCOL_VERSION,
+            "server_time": self.node.rooms.clock(),
         }
-        state, events = await node.rooms.apply(room, commands[c.type]())
+
+    async def _queue(self, c: Command) -> dict[str, Any]:
+        if self.room is not None:
+            await self.exit_room()
+        return await self.node.quickplay.join(self, c.args["target"])
+
+    async def _unqueue(self, c: Command) -> dict[str, Any]:
+        if not await self.node.quickplay.leave(self):
+            raise ProtocolError("not_in_queue")
+        return {}
+
+    async def _ladder(self, c: Command) -> dict[str, Any]:
+        return {"ladder": await self.node.quickplay.ladder(self._player, c.args.get("limit", 20))}
+
+    async def _open_room(self, c: Command) -> dict[str, Any]:
+        node = self.node
+        assert self.identity is not None
+        options = parse_options(
+            c.args.get("options") or {}, clocks=node.settings.clocks, kind="friends"
+        )
+        state = await node.rooms.create(
+            kind="friends", host=self._player, host_name=self.identity.name, options=options
+        )
+        return await self.enter(state.id, resume_from=None) | {"link": node.invite_link(state.id)}
+
+    async def _join(self, c: Command) -> dict[str, Any]:
+        return await self.enter(c.args["room"], resume_from=None)
+
+    async def _resume(self, c: Command) -> dict[str, Any]:
+        return await self.enter(c.args["room"], resume_from=c.args["seq"])
+
+    async def _view_command(self, c: Command) -> dict[str, Any]:
+        return {"view": await self._view(await self._load(self._room))}
+
+    async def _leave(self, c: Command) -> dict[str, Any]:
+        await self.node.rooms.apply(self._room, Leave(self._player))
+        await self.exit_room()
+        return {}
+
+    async def _audit(self, c: Command) -> dict[str, Any]:
+        audit = await self.node.rooms.audit(await self._load(self._room), c.args["hand"])
+        if audit is None:
+            raise ProtocolError("audit_not_found")
+        return {"audit": audit}
+
+    async def _hint(self, c: Command) -> dict[str, Any]:
+        return {"hint": await self.node.hint(self._room, self._player)}
+
+    async def _move(self, c: Command) -> dict[str, Any]:
+        """A command the room's state machine takes (see ``ROOM_COMMANDS``)."""
+        command = ROOM_COMMANDS[c.type](self._player, c.args, self.rtt / 2)
+        state, events = await self.node.rooms.apply(self._room, command)
         # The step's events are first_seq..seq: a prompt before first_seq is already answered.
         return {"seq": state.seq, "first_seq": state.seq - len(events) + 1}
+
+    @property
+    def _player(self) -> str:
+        assert self.identity is not None  # the dispatch table checked it
+        return self.identity.player
+
+    @property
+    def _room(self) -> str:
+        assert self.room is not None  # the dispatch table checked it
+        return self.room
 
     async def enter(self, room: str, resume_from: int | None) -> dict[str, Any]:
         """Join or resume a room: watch it, sit if a seat is free, get a view or missed events."""
@@ -327,3 +341,40 @@ class Connection:
         if state is None:
             raise ProtocolError("room_not_found")
         return state
+
+
+Handler = Callable[[Connection, Command], Awaitable[dict[str, Any]]]
+ANYONE, AUTHENTICATED, IN_ROOM = 0, 1, 2  # what a command needs of its connection
+
+# Client commands the room's state machine takes: (player, fields, lag credit) -> command.
+ROOM_COMMANDS: dict[str, Callable[[str, dict[str, Any], float], RoomCommand]] = {
+    "fill_bots": lambda p, a, lag: FillBots(p, a.get("level")),
+    "start": lambda p, a, lag: Start(p),
+    "rematch": lambda p, a, lag: Rematch(p),
+    "end_game": lambda p, a, lag: EndGame(p),
+    "pass": lambda p, a, lag: PassCards(p, a["cards"], lag),
+    "play": lambda p, a, lag: PlayCard(p, a["card"], lag),
+    "moon": lambda p, a, lag: ChooseMoon(p, a["choice"], lag),
+    "revoke": lambda p, a, lag: CallRevoke(p, a["seat"]),
+    "boot": lambda p, a, lag: Boot(p, a["seat"]),
+    "commit": lambda p, a, lag: CommitSecret(p, a["commitment"]),
+    "reveal": lambda p, a, lag: RevealSecret(p, a["secret"]),
+}
+
+# Every command of protocol.messages.COMMANDS: its handler and what it needs.
+HANDLERS: dict[str, tuple[Handler, int]] = {
+    "ping": (Connection._ping, ANYONE),
+    "pong": (Connection._pong, ANYONE),
+    "auth": (Connection._auth, ANYONE),
+    "queue": (Connection._queue, AUTHENTICATED),
+    "unqueue": (Connection._unqueue, AUTHENTICATED),
+    "ladder": (Connection._ladder, AUTHENTICATED),
+    "open_room": (Connection._open_room, AUTHENTICATED),
+    "join": (Connection._join, AUTHENTICATED),
+    "resume": (Connection._resume, AUTHENTICATED),
+    "view": (Connection._view_command, IN_ROOM),
+    "leave": (Connection._leave, IN_ROOM),
+    "audit": (Connection._audit, IN_ROOM),
+    "hint": (Connection._hint, IN_ROOM),
+    **{kind: (Connection._move, IN_ROOM) for kind in ROOM_COMMANDS},
+}

@@ -6,17 +6,29 @@ import asyncio
 import contextlib
 import logging
 from collections import defaultdict
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from server import metrics
 from server.actors import Actors
+from server.identity import Identity
+from server.room.machine import Event
 from server.rooms import decode_event
 from server.store import RoomStore, Subscriber
 
-if TYPE_CHECKING:
-    from server.connection import Connection
-
 log = logging.getLogger(__name__)
+
+
+class Watcher(Protocol):
+    """A socket watching a room (``server.connection.Connection``), as fan-out and presence
+    see it."""
+
+    id: str
+    seat: int | None
+    identity: Identity | None
+
+    def deliver(
+        self, room: str, seq: int, event: Event, frames: dict[str, bytes | str] | None = None
+    ) -> None: ...
 
 
 class Hub:
@@ -24,7 +36,7 @@ class Hub:
         self.store = store
         self.node_id = node_id
         self.actors = actors
-        self.watchers: dict[str, set[Connection]] = defaultdict(set)
+        self.watchers: dict[str, set[Watcher]] = defaultdict(set)
         self._sub: Subscriber | None = None
         self._task: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
@@ -41,7 +53,7 @@ class Hub:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
 
-    async def watch(self, conn: Connection, room: str) -> None:
+    async def watch(self, conn: Watcher, room: str) -> None:
         async with self._lock:
             first = not self.watchers.get(room)
             self.watchers[room].add(conn)
@@ -51,7 +63,7 @@ class Hub:
                 await self.store.track_room(self.node_id, room)
                 metrics.ROOMS_WATCHED.set(len(self.watchers))
 
-    async def unwatch(self, conn: Connection, room: str) -> None:
+    async def unwatch(self, conn: Watcher, room: str) -> None:
         async with self._lock:
             conns = self.watchers.get(room)
             if conns is None:

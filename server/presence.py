@@ -11,13 +11,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import TYPE_CHECKING
 
+from server.hub import Hub
 from server.room.machine import Connect, DropNode, RoomError
 from server.rooms import RoomService
-
-if TYPE_CHECKING:
-    from server.hub import Hub
 
 log = logging.getLogger(__name__)
 

@@ -10,20 +10,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from matchmaker.matching import MatchConfig, QueueEntry, queue_status
 from matchmaker.rooms_bridge import RoomsBridge
 from matchmaker.service import Matchmaker
 from server.outage_log import OutageLog
+from server.ports import Member, NodeServices
 from server.ratings import display_rating
 from server.ratings.posting import post_rated_game, rated_game_from_room
 from server.room.state import RoomState
 from server.store.league import LeagueStore, PostResult, open_league_store
-
-if TYPE_CHECKING:
-    from server.app import Node
-    from server.connection import Connection
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +29,7 @@ QUEUE_TTL = 30.0  # a queued player whose node stopped refreshing it is dropped 
 
 
 class QuickPlay:
-    def __init__(self, node: Node, league: LeagueStore | None = None) -> None:
+    def __init__(self, node: NodeServices, league: LeagueStore | None = None) -> None:
         self.node = node
         settings = node.settings
         self.league = league or open_league_store(settings.redis_url)
@@ -52,7 +49,7 @@ class QuickPlay:
             if settings.matchmaker
             else None
         )
-        self.queued: dict[str, tuple[Connection, QueueEntry]] = {}  # player id → its connection
+        self.queued: dict[str, tuple[Member, QueueEntry]] = {}  # player id → its connection
         self._tasks: list[asyncio.Task[None]] = []
         node.rooms.post_ratings = self.post_ratings
 
@@ -76,7 +73,7 @@ class QuickPlay:
 
     # -- the queue -------------------------------------------------------------------------
 
-    async def join(self, conn: Connection, target: int) -> dict[str, Any]:
+    async def join(self, conn: Member, target: int) -> dict[str, Any]:
         assert conn.identity is not None
         player, name = conn.identity.player, conn.identity.name
         now = self.node.rooms.clock()
@@ -90,7 +87,7 @@ class QuickPlay:
         self.queued[player] = (conn, entry)
         return {"queued": True, "status": self.status(entry, now)}
 
-    async def leave(self, conn: Connection) -> bool:
+    async def leave(self, conn: Member) -> bool:
         if conn.identity is None:
             return False
         player = conn.identity.player

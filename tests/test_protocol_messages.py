@@ -89,3 +89,9 @@ def test_decoding_is_bounded() -> None:
     huge = msgpack.packb({"type": "ping", "id": 1, "pad": list(range(10_000))})
     with pytest.raises(ProtocolError):
         Codec(MSGPACK).decode(huge)
+
+
+def test_every_command_has_a_handler_in_the_dispatch_table() -> None:
+    from server.connection import HANDLERS
+
+    assert set(HANDLERS) == set(COMMANDS)

@@ -204,6 +204,11 @@ Command = (
     | BotAct
     | Tick
     | SeatPlayers
+    | CommitSecret
+    | RevealSecret
+    | EndGame
+    | ShiftClocks
+    | RatingsPosted
 )
 
 

@@ -1,0 +1,52 @@
+"""What a connection and quick play need of the node that holds them, as interfaces.
+
+``server.app.Node`` provides these; ``server.connection`` and ``server.quickplay`` depend on
+the interfaces only, so neither imports the app and no module imports back the one that
+imports it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from server.config import Settings
+from server.hub import Hub
+from server.identity import Identity, Tokens
+from server.rooms import RoomService
+from server.store import RoomStore
+
+
+class Member(Protocol):
+    """A connection as quick play sees it: who it is, and how to seat it and tell it things."""
+
+    identity: Identity | None
+
+    async def enter(self, room: str, resume_from: int | None) -> dict[str, Any]: ...
+
+    def push(self, message: dict[str, Any]) -> None: ...
+
+
+class Lobby(Protocol):
+    """Quick play as a connection sees it."""
+
+    async def join(self, conn: Member, target: int) -> dict[str, Any]: ...
+
+    async def leave(self, conn: Member) -> bool: ...
+
+    async def ladder(self, player: str | None, limit: int) -> dict[str, Any]: ...
+
+
+class NodeServices(Protocol):
+    """The node's parts a connection or quick play uses."""
+
+    id: str
+    settings: Settings
+    store: RoomStore
+    rooms: RoomService
+    hub: Hub
+    tokens: Tokens
+    quickplay: Lobby
+
+    def invite_link(self, room: str) -> str: ...
+
+    async def hint(self, room: str, player: str) -> dict[str, Any]: ...
