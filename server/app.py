@@ -37,6 +37,7 @@ from server.store import RoomStore, open_store
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).parent / "static"
 SERVER_PING_EVERY = 5.0
+PING_BATCH = 200
 
 
 class BadBody(ValueError):
@@ -60,11 +61,13 @@ class Node:
         self.connections: set[Connection] = set()
         self.sockets: set[WebSocket] = set()
         self.draining = False
+        self._pinger: asyncio.Task[None] | None = None
 
     def invite_link(self, room: str) -> str:
         return f"{self.settings.public_url.rstrip('/')}/r/{room}"
 
     async def start(self) -> None:
+        self._pinger = asyncio.create_task(_pinger(self), name="pinger")
         await self.hub.start()
         await self.scheduler.start()
         await self.presence.start()
@@ -72,6 +75,8 @@ class Node:
 
     async def stop(self) -> None:
         self.draining = True
+        if self._pinger is not None:
+            self._pinger.cancel()
         # Drain: close every socket with "service restart" so clients reconnect elsewhere.
         for ws in list(self.sockets):
             with contextlib.suppress(Exception):
@@ -213,7 +218,6 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
         metrics.CONNECTIONS.set(len(node.connections))
         node.sockets.add(ws)
         writer = asyncio.create_task(_writer(ws, conn))
-        pinger = asyncio.create_task(_pinger(conn, node))
         try:
             while True:
                 message = await ws.receive()
@@ -231,7 +235,6 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
         except (WebSocketDisconnect, RuntimeError):
             pass
         finally:
-            pinger.cancel()
             conn.outbox.put_nowait(None)
             node.connections.discard(conn)
             metrics.CONNECTIONS.set(len(node.connections))
@@ -278,8 +281,17 @@ async def _writer(ws: WebSocket, conn: Connection) -> None:
         return
 
 
-async def _pinger(conn: Connection, node: Node) -> None:
-    """The server's own pings: the client's pong gives the RTT behind the lag credit."""
+async def _pinger(node: Node) -> None:
+    """The server's own pings: the client's pong gives the RTT behind the lag credit.
+
+    One task for every socket of the node (a task per socket cost a KiB each), spread over the
+    interval so a node with thousands of sockets sends no burst.
+    """
     while True:
-        await asyncio.sleep(SERVER_PING_EVERY)
-        conn.push({"type": "ping", "t": node.rooms.clock()})
+        conns = list(node.connections)
+        pause = SERVER_PING_EVERY / max(1, len(conns) // PING_BATCH + 1)
+        for k in range(0, max(1, len(conns)), PING_BATCH):
+            now = node.rooms.clock()
+            for conn in conns[k : k + PING_BATCH]:
+                conn.push({"type": "ping", "t": now})
+            await asyncio.sleep(pause)

@@ -36,6 +36,11 @@ ACTOR_LOADS = Counter(
     "Rooms loaded from the store into an actor (a miss, an eviction or another node's commit)",
     registry=REGISTRY,
 )
+STORE_CALLS = Counter(
+    "hearts_store_calls_total",
+    "Calls from this node to Redis (each a round trip: a command, a script or a pipeline)",
+    registry=REGISTRY,
+)
 STORE_ERRORS = Counter("hearts_store_errors_total", "Store calls that failed", registry=REGISTRY)
 TICKS = Counter("hearts_ticks_total", "Deadline ticks run by this node", registry=REGISTRY)
 BOT_SECONDS = Histogram(

@@ -47,6 +47,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from server import metrics
 from server.outage_log import OutageLog
 from server.store.base import (
     DEFAULT_MAX_LOG,
@@ -74,7 +75,12 @@ def _load_script(name: str) -> str:
 
 @contextlib.contextmanager
 def _errors() -> Iterator[None]:
-    """Map redis-py errors to the store's own, so callers never import redis."""
+    """Map redis-py errors to the store's own, so callers never import redis.
+
+    Each use is one call to Redis (a command, a script or a pipeline: one round trip, but for
+    ``events_since``, which may take two), counted for the cost-per-card figures.
+    """
+    metrics.STORE_CALLS.inc()
     try:
         yield
     except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
