@@ -37,15 +37,28 @@ class Lobby(Protocol):
 
 
 class NodeServices(Protocol):
-    """The node's parts a connection or quick play uses."""
+    """The node's parts a connection or quick play uses (read-only, hence properties)."""
 
-    id: str
-    settings: Settings
-    store: RoomStore
-    rooms: RoomService
-    hub: Hub
-    tokens: Tokens
-    quickplay: Lobby
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def store(self) -> RoomStore: ...
+
+    @property
+    def rooms(self) -> RoomService: ...
+
+    @property
+    def hub(self) -> Hub: ...
+
+    @property
+    def tokens(self) -> Tokens: ...
+
+    @property
+    def quickplay(self) -> Lobby: ...
 
     def invite_link(self, room: str) -> str: ...
 

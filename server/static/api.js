@@ -92,6 +92,14 @@ export class Connection extends EventTarget {
     if (this.ws) this.ws.close(1000, "bye");
   }
 
+  /** The socket URL names the room we enter (known, or from a /r/CODE link), so the load
+   *  balancer can send every seat of a room to the same node; any node still serves it. */
+  _socketUrl() {
+    const linked = location.pathname.match(/^\/r\/([A-Za-z0-9_-]{4,40})$/);
+    const room = this.room || (linked && linked[1]);
+    return room ? `${this.url}?room=${encodeURIComponent(room)}` : this.url;
+  }
+
   _setStatus(status) {
     this.status = status;
     this.dispatchEvent(new CustomEvent("status", { detail: status }));
@@ -99,7 +107,7 @@ export class Connection extends EventTarget {
 
   _open(resolve, reject) {
     this._setStatus(this.attempt ? "reconnecting" : "connecting");
-    const ws = new WebSocket(this.url, SUBPROTOCOL);
+    const ws = new WebSocket(this._socketUrl(), SUBPROTOCOL);
     this.ws = ws;
     let authed = false;
     ws.onopen = async () => {
