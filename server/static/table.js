@@ -497,11 +497,7 @@ export class TableView {
         winner !== null && winner !== undefined ? ["→ ", h("strong", {}, seatName(m, winner))] : "");
     const notesFor = (hand) => m.notes.filter((n) => n.hand === hand).map((n) => h("li", { class: `note ${n.kind}` }, n.text));
     for (const entry of m.handLog) {
-      const tricks = (entry.tricks || []).map((t, k) => {
-        const [leader, ...cards] = t;
-        const best = trickLeaderIndex(cards);
-        return trickLine(leader, cards, cards.length === 4 ? (leader + best) % 4 : null, k);
-      });
+      const tricks = (entry.tricks || []).map((t, k) => trickLine(t.leader, t.cards, t.winner, k));
       const pts = entry.points.map((p, s) => `${seatName(m, s)} ${p}`).join(", ");
       const d = h("details", { dataset: { hand: entry.hand } },
         h("summary", {}, `Hand ${entry.hand} (pass ${entry.pass_direction}): ${pts}`),
