@@ -54,6 +54,10 @@ class Codec:
                 if not isinstance(frame, str):
                     raise ProtocolError("malformed_frame", "This subprotocol uses text frames.")
                 message = json.loads(frame)
+                if "\\u" in frame and not _encodable(message):
+                    # A lone surrogate escape (\\udc00) decodes to a str that is not Unicode
+                    # text: echoing it would fail to encode on the way out.
+                    raise ProtocolError("malformed_frame", "The frame holds a lone surrogate.")
         except ProtocolError:
             raise
         except (
@@ -68,3 +72,21 @@ class Codec:
         if not isinstance(message, dict):
             raise ProtocolError("malformed_frame", "A message must be a map.")
         return message
+
+
+def _encodable(value: Any) -> bool:
+    """True if every string in a decoded JSON value is valid Unicode (encodes as UTF-8)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return False
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return True

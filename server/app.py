@@ -277,8 +277,14 @@ async def _writer(ws: WebSocket, conn: Connection) -> None:
                 await ws.send_bytes(frame)
             else:
                 await ws.send_text(frame)
+    except (WebSocketDisconnect, RuntimeError, OSError):
+        return  # the socket is gone; the reader sees it too
     except Exception:
-        return
+        # A frame that cannot be sent must not leave a silent socket that still takes commands.
+        log.exception("could not send to connection %s; closing it", conn.id)
+        conn.closed = True
+        with contextlib.suppress(Exception):
+            await ws.close(code=1011, reason="internal error")
 
 
 async def _pinger(node: Node) -> None:

@@ -201,3 +201,11 @@ def test_outage_log_counts_without_logging_each_failure(caplog: pytest.LogCaptur
     outage.succeeded()
     assert [r.getMessage().split(" ")[1] for r in caplog.records] == ["failing;", "recovered"]
     assert "95 failed" in caplog.records[1].getMessage()
+
+
+def test_a_lone_surrogate_in_json_is_a_malformed_frame_and_a_pair_is_text() -> None:
+    codec = Codec(JSON)
+    with pytest.raises(ProtocolError) as e:
+        codec.decode('{"type":"ping","id":"\\udc00x"}')
+    assert e.value.code == "malformed_frame"
+    assert codec.decode('{"type":"ping","id":"\\ud83d\\ude00"}')["id"] == "\U0001f600"
