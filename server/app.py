@@ -12,6 +12,7 @@ from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
@@ -21,16 +22,19 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from protocol.codec import JSON, SUBPROTOCOLS, Codec
 from protocol.errors import ProtocolError, error_frame
 from server import metrics
+from server.account_routes import account_routes, bearer_token
+from server.accounts import Accounts
 from server.bot_pool import BotPool
 from server.config import Settings
 from server.connection import Closing, Connection
 from server.hub import Hub
-from server.identity import Tokens
+from server.identity import Identity
 from server.quickplay import QuickPlay
 from server.room.game_view import game_view
 from server.room.state import parse_options
 from server.rooms import RoomService, Scheduler, public_info
 from server.store import RoomStore, open_store
+from server.web_security import SecurityHeaders, origin_allowed
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).parent / "static"
@@ -43,12 +47,14 @@ class Node:
     def __init__(self, settings: Settings, store: RoomStore | None = None) -> None:
         self.settings = settings
         self.store = store or open_store(settings.redis_url)
-        self.tokens = Tokens(settings.secret)
         self.bots = BotPool(settings.bot_workers)
         self.rooms = RoomService(self.store, self.bots)
         self.scheduler = Scheduler(self.rooms, settings.scheduler_interval, settings.outage_after)
         self.hub = Hub(self.store)
         self.quickplay = QuickPlay(self)
+        self.accounts = Accounts(
+            self.quickplay.league, settings.secret, self.rooms.clock, settings.accounts
+        )
         self.connections: set[Connection] = set()
         self.sockets: set[WebSocket] = set()
         self.draining = False
@@ -118,20 +124,11 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
     def bad(code: str, message: str, status: int = 400) -> JSONResponse:
         return JSONResponse(error_frame(None, code, message), status_code=status)
 
-    async def guest(request: Request) -> Response:
-        try:
-            data = await read_json(request)
-            identity, token = node.tokens.new_guest(data.get("name", ""))
-        except ValueError as e:
-            return bad("bad_field", str(e))
-        return JSONResponse({"player": identity.player, "name": identity.name, "token": token})
-
-    def bearer(request: Request) -> Any:
-        auth = request.headers.get("authorization", "")
-        return node.tokens.verify(auth[7:]) if auth.lower().startswith("bearer ") else None
+    async def bearer(request: Request) -> Identity | None:
+        return await node.accounts.verify(bearer_token(request))
 
     async def create_room(request: Request) -> Response:
-        identity = bearer(request)
+        identity = await bearer(request)
         if identity is None:
             return bad("bad_token", "Send Authorization: Bearer <token> from /api/guest.", 401)
         try:
@@ -164,7 +161,7 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
             limit = max(1, min(100, int(request.query_params.get("limit", "20"))))
         except ValueError:
             return bad("bad_field", "limit must be an integer from 1 to 100")
-        identity = bearer(request)
+        identity = await bearer(request)
         return JSONResponse(
             await node.quickplay.ladder(identity.player if identity else None, limit)
         )
@@ -181,6 +178,9 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
             return FileResponse(page)
         return PlainTextResponse("Hearts Live: the web client is not built yet; see README.")
 
+    async def player_page(request: Request) -> Response:
+        return FileResponse(STATIC / "player.html")
+
     async def ws_endpoint(ws: WebSocket) -> None:
         offered = ws.scope.get("subprotocols") or []
         chosen = next((p for p in offered if p in SUBPROTOCOLS), None)
@@ -189,6 +189,10 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
             return
         if offered and chosen is None:
             await ws.close(code=1002)
+            return
+        allowed = (settings.public_url, *settings.accounts.allowed_origins)
+        if not origin_allowed(ws.headers.get("origin"), ws.headers.get("host"), allowed):
+            await ws.close(code=1008)  # another site's page: cross-site WebSocket hijacking
             return
         await ws.accept(subprotocol=chosen)
         conn = Connection(node, Codec(chosen or JSON))
@@ -226,18 +230,19 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
         Route("/healthz", healthz),
         Route("/readyz", readyz),
         Route("/metrics", metrics_endpoint),
-        Route("/api/guest", guest, methods=["POST"]),
+        *account_routes(node),
         Route("/api/rooms", create_room, methods=["POST"]),
         Route("/api/rooms/{code}", room_info),
         Route("/api/ladder", ladder),
         Route("/api/players/{player}", player_info),
         Route("/", index),
         Route("/r/{code}", index),
+        Route("/p/{player}", player_page),
         WebSocketRoute("/ws", ws_endpoint),
     ]
     if STATIC.exists():
         routes.append(Mount("/static", StaticFiles(directory=STATIC), name="static"))
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(SecurityHeaders)])
     app.state.node = node
     return app
 

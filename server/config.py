@@ -8,6 +8,7 @@ import secrets
 import socket
 from dataclasses import dataclass, field
 
+from server.accounts import AccountPolicy
 from server.room.state import Clocks
 
 log = logging.getLogger(__name__)
@@ -34,6 +35,7 @@ class Settings:
     matchmaker: bool = True  # run the quick-play matchmaker inside this node
     log_level: str = "INFO"
     max_connections: int = 10_000
+    accounts: AccountPolicy = field(default_factory=AccountPolicy)  # sessions, throttles
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -70,4 +72,5 @@ class Settings:
             matchmaker=env.get("HEARTS_MATCHMAKER", "1") not in ("0", "false", "no"),
             log_level=env.get("LOG_LEVEL", "INFO"),
             max_connections=int(env.get("HEARTS_MAX_CONNECTIONS", "10000")),
+            accounts=AccountPolicy.from_env(env),
         )

@@ -168,7 +168,7 @@ class Connection:
         if self.identity is None:
             if c.type != "auth":
                 raise ProtocolError("not_authenticated")
-            identity = node.tokens.verify(c.args["token"])
+            identity = await node.accounts.verify(c.args["token"])
             if identity is None:
                 raise ProtocolError("bad_token")
             self.identity = identity
