@@ -15,7 +15,9 @@ command and the store (``server/store/accounts.py``). It owns the secrets' handl
 - Guests carry signed, expiring itsdangerous tokens (``server/identity.py``). A guest token
   whose player has since claimed an account is refused: the account's password guards it now.
 - Throttles (sliding windows in the store, so shared by every node): log-in attempts per
-  account name and per address, sign-ups and new guests per address.
+  account name and per address, sign-ups and new guests per address. An attempt is counted
+  before the password is checked (so parallel guesses cannot slip past the count), and a
+  correct password clears its account's count, so only failures add up there.
 """
 
 from __future__ import annotations
@@ -252,14 +254,14 @@ class Accounts:
             raise ProtocolError("bad_token", "Log in to change your password.")
         new = check_password(raw_new)
         await self._throttle(f"login-address:{address}", self.policy.login_per_address)
-        await self._throttle(
-            f"login-account:{name_key(identity.name)}", self.policy.login_per_account
-        )
         account = await self.store.account(identity.player)
         if account is None or not isinstance(raw_old, str):
             raise ProtocolError("wrong_credentials")
+        # A stolen session must not become a way round the log-in throttle.
+        await self._throttle(f"login-account:{account.name_key}", self.policy.login_per_account)
         if not await self._matches(account.password_hash, raw_old[:MAX_PASSWORD]):
             raise ProtocolError("wrong_credentials")
+        await self.store.clear_hits(f"login-account:{account.name_key}")
         await self.store.set_password(account.player_id, await self._hash(new))
         return identity, await self._new_session(account.player_id)
 
