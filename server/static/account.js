@@ -82,7 +82,8 @@ function render(panel) {
       : "Sign up or log in to keep your rating on any device and appear on the ladder." }));
     parts.push(el("div", { class: "account-forms" },
       credentialsForm("signup", "Sign up", me ? "Sign up and keep my rating" : "Sign up",
-        (name, password) => post("/api/signup", { name, password, guest_token: me ? me.token : null })),
+        // The guest of the moment (it may have picked its name after this panel was drawn).
+        (name, password) => post("/api/signup", { name, password, guest_token: savedGuest()?.token ?? null })),
       credentialsForm("login", "Log in", "Log in",
         (name, password) => post("/api/login", { name, password }))));
     if (me) parts.push(el("p", {}, el("a", { href: `/p/${encodeURIComponent(me.player)}`, id: "my-page", text: "Your page" })));
@@ -92,4 +93,10 @@ function render(panel) {
 }
 
 const panel = $("#account-panel");
-if (panel) render(panel);
+if (panel) {
+  render(panel);
+  // app.js writes the name it connected as into #whoami: the identity may have changed
+  // (a guest picked a name), so draw the panel again for it.
+  const whoami = $("#whoami");
+  if (whoami) new MutationObserver(() => render(panel)).observe(whoami, { childList: true, characterData: true, subtree: true });
+}

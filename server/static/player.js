@@ -27,9 +27,11 @@ const shown = (display, provisional) => `${display}${provisional ? "?" : ""}`;
 const signed = (n) => (n > 0 ? `+${n}` : n < 0 ? `−${-n}` : "±0");
 
 /** The plot: the rating after each game, oldest left, with a band of ±3 sigma around it. */
-export function ratingPlot(history) {
+export function ratingPlot(history, width = 640) {
   const points = [...history].reverse(); // the API gives newest first
-  const width = 640, height = 240, left = 48, right = 12, top = 12, bottom = 28;
+  // Drawn at the width it is shown at, so its labels stay readable on a phone.
+  const height = Math.round(Math.min(260, Math.max(180, width * 0.4)));
+  const left = 48, right = 12, top = 12, bottom = 28;
   const root = svg("svg", { viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": "Rating after each rated game" });
   if (points.length === 0) return root;
   const spread = points.map((p) => 3 * SCALE * p.sigma);
@@ -102,10 +104,11 @@ async function main() {
     $("#player-summary").replaceChildren(
       "Rating ", el("strong", { id: "player-rating", text: shown(me.display, me.provisional) }),
       ` · ${me.games} rated game${me.games === 1 ? "" : "s"} · `, el("span", { id: "player-rank", text: standing }));
-    $("#rating-plot").replaceChildren(ratingPlot(me.history || []));
+    $("#player").hidden = false;
+    const plot = $("#rating-plot");
+    plot.replaceChildren(ratingPlot(me.history || [], Math.max(280, Math.round(plot.clientWidth || 640))));
     $("#recent-games").replaceChildren(recentGames(me.player, me.recent_games || []));
     status.hidden = true;
-    $("#player").hidden = false;
   } catch (err) {
     status.textContent = `Could not load this player: ${err.message}`;
   }
