@@ -11,7 +11,8 @@ command and the store (``server/store/accounts.py``). It owns the secrets' handl
   their SHA-256 digest, so a copy of the store gives no working token. A session expires after
   ``session_ttl`` idle seconds; each use renews it (at most once per ``renew_after``). Logging
   out revokes one session, a new password revokes all; every node checks the store on every
-  ``auth``, so a revoked token is refused at once everywhere.
+  ``auth``, so a revoked token is refused at once everywhere, and every node polls the store's
+  revocation log (``watch_revocations``) to close the sockets already open on it.
 - Guests carry signed, expiring itsdangerous tokens (``server/identity.py``). A guest token
   whose player has since claimed an account is refused: the account's password guards it now.
 - Throttles (sliding windows in the store, so shared by every node): log-in attempts per
@@ -24,11 +25,14 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import os
 import secrets
-from collections.abc import Callable, Mapping
+import weakref
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
@@ -38,7 +42,10 @@ from server.identity import GuestTokens, Identity
 from server.names import NameRefused, check_name, name_key
 from server.store.accounts import Account, AccountStore
 
+log = logging.getLogger(__name__)
+
 SESSION_PREFIX = "hs1."
+WATCH_EVERY = 1.0  # seconds between a node's polls of the revocation log
 MIN_PASSWORD = 8
 MAX_PASSWORD = 256  # argon2 takes any length; this only bounds the work a request can ask for
 
@@ -126,6 +133,9 @@ class Accounts:
         self.policy = policy or AccountPolicy()
         self.guests = GuestTokens(secret, self.policy.guest_ttl)
         self.hasher = hasher or PasswordHasher()
+        # Open sockets by the digest of the session they authenticated with (weakly: a
+        # closed connection simply disappears).
+        self._holders: dict[str, weakref.WeakSet[Any]] = {}
 
     # -- passwords (in a thread: argon2id is deliberately slow) -------------------------------
 
@@ -163,13 +173,18 @@ class Accounts:
         )
         return token
 
-    async def verify(self, token: str) -> Identity | None:
-        """The identity a token stands for now, or None (forged, expired, revoked, claimed)."""
+    async def verify(self, token: str, holder: object | None = None) -> Identity | None:
+        """The identity a token stands for now, or None (forged, expired, revoked, claimed).
+
+        ``holder`` (a connection) is remembered with a session token, so that
+        ``watch_revocations`` can close it when that session is revoked.
+        """
         if not isinstance(token, str) or not token:
             return None
         if token.startswith(SESSION_PREFIX):
+            digest = token_digest(token)
             session = await self.store.check_session(
-                token_digest(token),
+                digest,
                 now=self.clock(),
                 ttl=self.policy.session_ttl,
                 renew_after=self.policy.renew_after,
@@ -179,11 +194,30 @@ class Accounts:
             account = await self.store.account(session.player_id)
             if account is None:
                 return None
+            if holder is not None:
+                self._holders.setdefault(digest, weakref.WeakSet()).add(holder)
             return Identity(account.player_id, account.name, account=True)
         guest = self.guests.verify(token)
         if guest is None or await self.store.account(guest.player) is not None:
             return None
         return guest
+
+    async def watch_revocations(self, close: Callable[[Any], Awaitable[None]]) -> None:
+        """Forever: ``close(holder)`` for every open socket whose session was revoked, on
+        whichever node the log-out or new password happened."""
+        position = ""
+        while True:
+            try:
+                position, digests = await self.store.revocations(position)
+                for digest in digests:
+                    for holder in list(self._holders.pop(digest, ())):
+                        await close(holder)
+                self._holders = {d: h for d, h in self._holders.items() if h}
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("polling the session revocation log failed")
+            await asyncio.sleep(WATCH_EVERY)
 
     # -- the operations -----------------------------------------------------------------------
 

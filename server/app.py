@@ -57,6 +57,8 @@ class Node:
         )
         self.connections: set[Connection] = set()
         self.sockets: set[WebSocket] = set()
+        self.socket_of: dict[Connection, WebSocket] = {}  # to close a revoked session's socket
+        self._revocations: asyncio.Task[None] | None = None
         self.draining = False
 
     def invite_link(self, room: str) -> str:
@@ -66,6 +68,14 @@ class Node:
         await self.hub.start()
         await self.scheduler.start()
         await self.quickplay.start()
+        self._revocations = asyncio.create_task(self.accounts.watch_revocations(self.revoked))
+
+    async def revoked(self, conn: Connection) -> None:
+        """The session this connection logged in with was revoked: close it (4001)."""
+        ws = self.socket_of.get(conn)
+        if ws is not None:
+            with contextlib.suppress(Exception):
+                await ws.close(code=4001, reason="session ended")
 
     async def stop(self) -> None:
         self.draining = True
@@ -73,6 +83,10 @@ class Node:
         for ws in list(self.sockets):
             with contextlib.suppress(Exception):
                 await ws.close(code=1012, reason="server restarting")
+        if self._revocations is not None:
+            self._revocations.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._revocations
         await self.quickplay.stop()
         await self.scheduler.stop()
         await self.hub.stop()
@@ -199,6 +213,7 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
         node.connections.add(conn)
         metrics.CONNECTIONS.set(len(node.connections))
         node.sockets.add(ws)
+        node.socket_of[conn] = ws
         writer = asyncio.create_task(_writer(ws, conn))
         pinger = asyncio.create_task(_pinger(conn, node))
         try:
@@ -223,6 +238,7 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
             node.connections.discard(conn)
             metrics.CONNECTIONS.set(len(node.connections))
             node.sockets.discard(ws)
+            node.socket_of.pop(conn, None)
             await conn.on_close()
             writer.cancel()
 

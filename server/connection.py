@@ -168,7 +168,7 @@ class Connection:
         if self.identity is None:
             if c.type != "auth":
                 raise ProtocolError("not_authenticated")
-            identity = await node.accounts.verify(c.args["token"])
+            identity = await node.accounts.verify(c.args["token"], holder=self)
             if identity is None:
                 raise ProtocolError("bad_token")
             self.identity = identity

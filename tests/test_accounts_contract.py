@@ -123,3 +123,22 @@ async def test_racing_attempts_never_exceed_the_limit(league_factory: LeagueFact
         *((league if k % 2 else peer).hit("x", now=1.0, window=60.0, limit=5) for k in range(20))
     )
     assert waits.count(0.0) == 5
+
+
+async def test_revocations_are_logged_for_every_node(league_factory: LeagueFactory) -> None:
+    league = league_factory()
+    peer = league_factory.peer(league)
+    start, nothing = await peer.revocations("")
+    assert nothing == []
+    assert await league.create_account(account())
+    for digest in (DIGEST_A, DIGEST_B, "c" * 64, "d" * 64):
+        await league.create_session(digest, "p1" if digest != "d" * 64 else "p2", now=0.0, ttl=TTL)
+    assert await league.revoke_session(DIGEST_A)
+    assert not await league.revoke_session(DIGEST_A)  # nothing revoked, nothing logged
+    position, digests = await peer.revocations(start)
+    assert digests == [DIGEST_A]
+    assert await league.set_password("p1", "$argon2id$new") == 2
+    assert await league.revoke_sessions("p2") == 1
+    later, digests = await peer.revocations(position)
+    assert sorted(digests) == sorted([DIGEST_B, "c" * 64, "d" * 64])
+    assert await peer.revocations(later) == (later, [])

@@ -97,8 +97,12 @@ async def test_two_devices_revoke_one_the_other_still_works(server: ServerProces
     assert len({made["token"], phone["token"], laptop["token"]}) == 3
     # Both devices hold open sockets, then the phone logs out.
     async with await HeartsClient.connect(server.ws, laptop["token"]) as open_socket:
-        assert await auth_code(server, phone["token"]) == "ok"
+        phone_socket = await HeartsClient.connect(server.ws, phone["token"])
         assert await logout(server.base, phone["token"])
+        # The phone's open socket is closed (4001), and its token is refused from now on.
+        code, _ = await asyncio.wait_for(phone_socket.closed, 5)
+        assert code == 4001
+        await phone_socket.close()
         assert await auth_code(server, phone["token"]) == "bad_token"
         assert call(server, "/api/me", token=phone["token"])[0] == 401
         # The laptop's session is untouched: a new socket and the open one both work.
@@ -227,3 +231,24 @@ async def test_security_headers_and_the_websocket_origin_check(server: ServerPro
     await same.close()
     plain = await websockets.connect(server.ws)
     await plain.close()
+
+
+async def test_a_log_out_on_one_node_ends_the_session_on_another(clean_redis: str) -> None:
+    one = ServerProcess(clean_redis).start()
+    two = ServerProcess(clean_redis, HEARTS_MATCHMAKER="0").start()
+    try:
+        name = unique("Ned")
+        first = await sign_up(one.base, name, "two nodes, one league")
+        second = await login(two.base, name, "two nodes, one league")
+        on_two = await HeartsClient.connect(two.ws, first["token"])
+        kept = await HeartsClient.connect(two.ws, second["token"])
+        assert await logout(one.base, first["token"])
+        code, _ = await asyncio.wait_for(on_two.closed, 5)
+        assert code == 4001
+        assert await auth_code(two, first["token"]) == "bad_token"
+        assert (await kept.request("ping", t=2))["t"] == 2
+        await on_two.close()
+        await kept.close()
+    finally:
+        one.stop()
+        two.stop()

@@ -15,7 +15,8 @@ Sessions
     Stored under the digest of the token, with the owner and an expiry on the callers' shared
     clock. ``check_session`` renews the expiry when it is used (rolling), so an active device
     stays signed in and an idle one times out. Revoking deletes the record, so the next check on
-    any node refuses the token.
+    any node refuses the token, and appends the digest to a revocation log that every node
+    polls to close the sockets already open on that session.
 
 Throttles
     ``hit`` is a sliding-window counter: it records an attempt under a key and says whether the
@@ -29,6 +30,9 @@ import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
+
+REVOCATION_LOG = 10_000
+"""Revoked session digests kept for the nodes' pollers (they poll every second or so)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +120,13 @@ class AccountStore(ABC):
     @abstractmethod
     async def revoke_sessions(self, player_id: str) -> int:
         """Delete every session of the player; how many there were."""
+
+    @abstractmethod
+    async def revocations(self, after: str) -> tuple[str, list[str]]:
+        """The digests of sessions revoked (log-out, revoke all, new password) since position
+        ``after`` of the revocation log, and the log's position now. ``after=""`` starts at
+        the present: no digests. Nodes poll it to close the sockets of revoked sessions; the
+        log keeps the latest ``REVOCATION_LOG`` entries."""
 
     @abstractmethod
     async def hit(self, key: str, *, now: float, window: float, limit: int) -> float:

@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-from server.store.accounts import Account, AccountStore, Session, check_account, check_finite
+from server.store.accounts import (
+    REVOCATION_LOG,
+    Account,
+    AccountStore,
+    Session,
+    check_account,
+    check_finite,
+)
 
 
 class MemoryAccounts(AccountStore):
@@ -21,6 +28,13 @@ class MemoryAccounts(AccountStore):
         self._sessions: dict[str, tuple[str, float]] = {}  # digest -> (player id, expires at)
         self._player_sessions: dict[str, set[str]] = {}
         self._hits: dict[str, list[float]] = {}  # key -> attempt times, ascending
+        self._revoked: list[str] = []  # the revocation log's latest entries
+        self._revoked_count = 0  # entries ever appended: the log's position
+
+    def _log_revoked(self, digests: list[str]) -> None:
+        self._revoked.extend(digests)
+        self._revoked_count += len(digests)
+        del self._revoked[:-REVOCATION_LOG]
 
     def _account_created(self, player_id: str) -> None:
         raise NotImplementedError
@@ -90,13 +104,24 @@ class MemoryAccounts(AccountStore):
         return True
 
     def _revoke_all(self, player_id: str) -> int:
-        digests = self._player_sessions.pop(player_id, set())
+        digests = sorted(self._player_sessions.pop(player_id, set()))
         for digest in digests:
             self._sessions.pop(digest, None)
+        self._log_revoked(digests)
         return len(digests)
 
     async def revoke_session(self, token_digest: str) -> bool:
-        return self._drop(token_digest)
+        if not self._drop(token_digest):
+            return False
+        self._log_revoked([token_digest])
+        return True
+
+    async def revocations(self, after: str) -> tuple[str, list[str]]:
+        now = self._revoked_count
+        if not after:
+            return str(now), []
+        start = max(int(after), now - len(self._revoked))
+        return str(now), self._revoked[len(self._revoked) - (now - start) :] if now > start else []
 
     async def revoke_sessions(self, player_id: str) -> int:
         return self._revoke_all(player_id)

@@ -8,6 +8,7 @@ Keys, beside the league's and under its ``{league}`` hash tag (one slot, Redis C
   a Redis TTL a little past the expiry only cleans up, it never decides
 - ``hearts:{league}:sessions:ID`` set: the digests of the player's sessions (revoke all)
 - ``hearts:{league}:throttle:KEY`` sorted set: attempt times (sliding window)
+- ``hearts:{league}:revoked`` stream: digests of revoked sessions (capped), for the pollers
 """
 
 from __future__ import annotations
@@ -19,7 +20,14 @@ import os
 import redis.asyncio as aioredis
 from redis.commands.core import AsyncScript
 
-from server.store.accounts import Account, AccountStore, Session, check_account, check_finite
+from server.store.accounts import (
+    REVOCATION_LOG,
+    Account,
+    AccountStore,
+    Session,
+    check_account,
+    check_finite,
+)
 from server.store.redis_store import _errors, _load_script
 
 KEY_MARGIN = 3600
@@ -39,6 +47,8 @@ class RedisAccounts(AccountStore):
         self._ladder_scores_key = f"{self._base}:ladder:scores"
         self._session_prefix = f"{self._base}:session:"
         self._sessions_prefix = f"{self._base}:sessions:"
+        self._revoked_key = f"{self._base}:revoked"
+        self._revoke_script = self._register("session_revoke.lua")
         self._create_account_script = self._register("account_create.lua")
         self._password_script = self._register("account_password.lua")
         self._check_session_script = self._register("session_check.lua")
@@ -85,8 +95,17 @@ class RedisAccounts(AccountStore):
         with _errors():
             return int(
                 await self._password_script(
-                    keys=[self._accounts_key, self._sessions_prefix + player_id],
-                    args=[player_id, json.dumps(new.to_value()), self._session_prefix],
+                    keys=[
+                        self._accounts_key,
+                        self._sessions_prefix + player_id,
+                        self._revoked_key,
+                    ],
+                    args=[
+                        player_id,
+                        json.dumps(new.to_value()),
+                        self._session_prefix,
+                        REVOCATION_LOG,
+                    ],
                 )
             )
 
@@ -127,24 +146,31 @@ class RedisAccounts(AccountStore):
         return Session(held[0].decode(), float(held[1]))
 
     async def revoke_session(self, token_digest: str) -> bool:
-        key = self._session_prefix + token_digest
         with _errors():
-            player = await self._client.hget(key, "p")
-            if player is None:
-                return False
-            async with self._client.pipeline(transaction=True) as pipe:
-                pipe.delete(key)
-                pipe.srem(self._sessions_prefix + player.decode(), token_digest)
-                deleted, _ = await pipe.execute()
-        return bool(deleted)
+            revoked = await self._revoke_script(
+                keys=[self._session_prefix + token_digest, self._revoked_key],
+                args=[self._sessions_prefix, token_digest, REVOCATION_LOG],
+            )
+        return bool(revoked)
 
     async def revoke_sessions(self, player_id: str) -> int:
         with _errors():
             return int(
                 await self._revoke_all_script(
-                    keys=[self._sessions_prefix + player_id], args=[self._session_prefix]
+                    keys=[self._sessions_prefix + player_id, self._revoked_key],
+                    args=[self._session_prefix, REVOCATION_LOG],
                 )
             )
+
+    async def revocations(self, after: str) -> tuple[str, list[str]]:
+        with _errors():
+            if not after:
+                last = await self._client.xrevrange(self._revoked_key, count=1)
+                return (last[0][0].decode() if last else "0-0"), []
+            entries = await self._client.xrange(self._revoked_key, min=f"({after}")
+        if not entries:
+            return after, []
+        return entries[-1][0].decode(), [fields[b"d"].decode() for _, fields in entries]
 
     async def hit(self, key: str, *, now: float, window: float, limit: int) -> float:
         check_finite(now, window)
