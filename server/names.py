@@ -113,8 +113,8 @@ def check_name(raw: object) -> tuple[str, str]:
     """
     name = clean_name(raw)
     key = name_key(name)
-    if len(key) < 2:
-        raise NameRefused("name needs at least two letters or digits")
+    if not key:
+        raise NameRefused("name needs a letter or a digit")
     if confusables.is_dangerous(name):
         raise NameRefused("name mixes look-alike letters of different alphabets")
     if key in _reserved_keys() or key.endswith(_bot_keys()) or set(_bot_keys()) & set(_words(name)):

@@ -172,7 +172,9 @@ def test_a_whole_game_with_bots_a_watcher_and_a_dropped_connection(
 
     new_guest(page, server.base, "Ann")
     page.wait_for_selector("#room-form", state="visible")
-    page.wait_for_function("() => document.querySelector('#quick-panel').dataset.supported !== 'unknown'")
+    page.wait_for_function(
+        "() => document.querySelector('#quick-panel').dataset.supported !== 'unknown'"
+    )
     screenshot(page, "lobby")
     page.select_option("#opt-target", "50")
     page.click("#open-room")
