@@ -175,6 +175,7 @@ class Connection:
             return {
                 "player": identity.player,
                 "name": identity.name,
+                "account": identity.account,
                 "protocol": PROTOCOL_VERSION,
                 "server_time": node.rooms.clock(),
             }
