@@ -3,10 +3,14 @@
 The thin service between the HTTP routes (``server/account_routes.py``), the WebSocket ``auth``
 command and the store (``server/store/accounts.py``). It owns the secrets' handling:
 
-- Passwords are hashed with argon2id (argon2-cffi's ``PasswordHasher``, its recommended
-  parameters), in a worker thread so a hash never stalls the event loop. They are never
-  logged, stored or compared in the clear. Logging in to a name nobody holds still spends one
-  verification, so the answer's timing does not tell which names exist.
+- Passwords are hashed with argon2id (argon2-cffi's ``PasswordHasher``) at OWASP's baseline
+  parameters (19 MiB, 2 passes, 1 lane: ``password_hasher``), in a worker thread so a hash
+  never stalls the event loop, and at most ``HASHING_AT_ONCE`` at a time per node, so a burst
+  of log-ins cannot take every core. (argon2-cffi's own default, 64 MiB with 4 lanes, took
+  about 0.5 s a hash on the 2-core development machine: a log-in flood would be a cheap way
+  to stall a node.) Passwords are never logged, stored or compared in the clear. A stored
+  hash made with other parameters is upgraded at the next log-in. Logging in to a name nobody
+  holds still spends one verification, so the answer's timing does not tell which names exist.
 - Session tokens are 256 random bits (``secrets``), prefixed ``hs1.``; the store keeps only
   their SHA-256 digest, so a copy of the store gives no working token. A session expires after
   ``session_ttl`` idle seconds; each use renews it (at most once per ``renew_after``). Logging
@@ -45,6 +49,7 @@ from server.store.accounts import Account, AccountStore
 log = logging.getLogger(__name__)
 
 SESSION_PREFIX = "hs1."
+HASHING_AT_ONCE = 2  # concurrent argon2 computations per node
 WATCH_EVERY = 1.0  # seconds between a node's polls of the revocation log
 MIN_PASSWORD = 8
 MAX_PASSWORD = 256  # argon2 takes any length; this only bounds the work a request can ask for
@@ -107,6 +112,11 @@ class AccountPolicy:
         )
 
 
+def password_hasher() -> PasswordHasher:
+    """argon2id at OWASP's baseline: m = 19 MiB, t = 2, p = 1."""
+    return PasswordHasher(time_cost=2, memory_cost=19 * 1024, parallelism=1)
+
+
 def token_digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
@@ -132,7 +142,8 @@ class Accounts:
         self.clock = clock
         self.policy = policy or AccountPolicy()
         self.guests = GuestTokens(secret, self.policy.guest_ttl)
-        self.hasher = hasher or PasswordHasher()
+        self.hasher = hasher or password_hasher()
+        self._hashing = asyncio.Semaphore(HASHING_AT_ONCE)
         # Open sockets by the digest of the session they authenticated with (weakly: a
         # closed connection simply disappears).
         self._holders: dict[str, weakref.WeakSet[Any]] = {}
@@ -140,11 +151,13 @@ class Accounts:
     # -- passwords (in a thread: argon2id is deliberately slow) -------------------------------
 
     async def _hash(self, password: str) -> str:
-        return await asyncio.to_thread(self.hasher.hash, password)
+        async with self._hashing:
+            return await asyncio.to_thread(self.hasher.hash, password)
 
     async def _matches(self, hashed: str, password: str) -> bool:
         try:
-            return await asyncio.to_thread(self.hasher.verify, hashed, password)
+            async with self._hashing:
+                return await asyncio.to_thread(self.hasher.verify, hashed, password)
         except (VerifyMismatchError, VerificationError, InvalidHashError):
             return False
 
