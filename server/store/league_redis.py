@@ -7,8 +7,10 @@ league lives on one shard, which its size (a few hashes and short lists per play
 - ``hearts:{league}:players`` hash: id → ``"version|mu|sigma|games"`` (floats as Python repr,
   so they round-trip exactly)
 - ``hearts:{league}:names`` hash: id → display name
-- ``hearts:{league}:ladder`` sorted set of accounts: member id, score −conservative rating
-  (so ZRANGE lists the highest first and orders equal scores by id)
+- ``hearts:{league}:ladder:accounts`` sorted set of accounts: member id, score −conservative
+  rating (so ZRANGE lists the highest first and orders equal scores by id). A new key: the
+  older ``:ladder`` (every participant by the old display) is left unread, so no guest or bot
+  listed under the old rule lingers on the ladder after an upgrade.
 - ``hearts:{league}:ladder:scores`` hash: id → −conservative rating of every non-provisional
   participant, account or not (so a guest who claims an account is listed at once)
 - accounts, sessions and throttles: see ``accounts_redis.py``
@@ -103,7 +105,7 @@ class RedisLeagueStore(RedisAccounts, LeagueStore):
         self._base = base
         self._players_key = f"{base}:players"
         self._names_key = f"{base}:names"
-        self._ladder_key = f"{base}:ladder"
+        self._ladder_key = f"{base}:ladder:accounts"
         self._queue_key = f"{base}:queue"
         self._queue_names_key = f"{base}:queue:names"
         self._queue_seen_key = f"{base}:queue:seen"
