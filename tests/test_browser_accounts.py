@@ -143,5 +143,11 @@ def test_sign_up_log_out_log_in_and_the_player_page(browser: Any, server: Server
     width = phone.evaluate("document.documentElement.scrollWidth")
     assert width <= PHONE["width"], "the player page must not scroll sideways on a phone"
     screenshot(phone, "player-page-phone")
+    # A newcomer on a phone: the lobby offers sign up and log in, without sideways scrolling.
+    phone.evaluate("localStorage.clear()")
+    phone.goto(server.base)
+    phone.wait_for_selector("#signup-form")
+    assert phone.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    screenshot(phone, "account-forms-phone")
     context.close()
     assert problems == [] and phone_problems == []

@@ -377,3 +377,19 @@ def test_unrated_or_unfinished_rooms_give_no_rated_game() -> None:
     playing = finished_room()
     playing.status = "playing"
     assert rated_game_from_room(playing, 1.0) is None
+
+
+def test_the_reported_game_reads_right_now() -> None:
+    """Issue 16's game: three strong bots and a new player who finished third of four."""
+    seats = ("bot:strong", "bot:strong", "me", "bot:strong")
+    game = rated("quick.1", seats, scores=(31, 32, 39, 54))
+    after = rate_participants(game, {"me": NEW})
+    record = game_record(game, {"me": PlayerRating()}, after)
+    lines = record["ratings"]
+    # The bots were not compared with themselves, and nobody's number moved for a bot.
+    assert lines["bot:strong"]["change"] == 0 and set(after) == {"me"}
+    # The player beat one bot and lost to two stronger-than-new ones: a loss overall, shown as
+    # one, and the number shown is the one the change leads to.
+    assert lines["me"]["change"] < 0
+    assert lines["me"]["after"]["display"] == 1500 + lines["me"]["change"]
+    assert lines["me"]["after"]["provisional"] is True
