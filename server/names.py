@@ -22,7 +22,9 @@ from confusable_homoglyphs import confusables
 
 MAX_NAME = 24
 
-# ASCII look-alikes, applied after case folding; longest first so "rn" beats "r".
+# Symbols posing as letters, replaced before punctuation is dropped.
+_SYMBOL_MERGE: tuple[tuple[str, str], ...] = (("|", "l"), ("!", "l"), ("$", "s"), ("@", "a"))
+# ASCII look-alikes, applied after case folding; the two-letter ones first.
 _ASCII_MERGE: tuple[tuple[str, str], ...] = (
     ("rn", "m"),
     ("vv", "w"),
@@ -31,13 +33,9 @@ _ASCII_MERGE: tuple[tuple[str, str], ...] = (
     ("1", "l"),
     ("i", "l"),
     ("j", "l"),
-    ("|", "l"),
-    ("!", "l"),
     ("5", "s"),
-    ("$", "s"),
     ("3", "e"),
     ("4", "a"),
-    ("@", "a"),
     ("7", "t"),
     ("8", "b"),
     ("6", "g"),
@@ -80,15 +78,19 @@ def _ascii_lookalike(ch: str) -> str:
 
 def name_key(name: str) -> str:
     """The uniqueness key of a name (see the module docstring); "" if nothing is left."""
-    text = unicodedata.normalize("NFKC", name)
+    text = unicodedata.normalize("NFKC", name).casefold()
     text = "".join(_ascii_lookalike(ch) for ch in text)
     text = "".join(
         ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch)
     )
     text = text.casefold()
+    for symbol, letter in _SYMBOL_MERGE:
+        text = text.replace(symbol, letter)
+    # Spacing and punctuation go before the multi-letter merges, so "r n" is "rn" is "m".
+    text = "".join(ch for ch in text if ch.isalnum())
     for lookalike, letter in _ASCII_MERGE:
         text = text.replace(lookalike, letter)
-    return "".join(ch for ch in text if ch.isalnum())
+    return text
 
 
 @cache
