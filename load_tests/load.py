@@ -151,6 +151,7 @@ class Cluster:
                 "HEARTS_BOT_THINK": "0",
                 "HEARTS_BETWEEN_HANDS": "0",
                 "HEARTS_BOT_WORKERS": "0",
+                "HEARTS_GUEST_LIMIT": "1000000",  # every load-test guest comes from here
                 "LOG_LEVEL": "WARNING",
             }
             self.node_ports.append(port)

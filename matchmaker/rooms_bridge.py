@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 
 from matchmaker.matching import Table
 from server.bots.levels import BOT_LEVELS, DEFAULT_LEVEL
+from server.ratings import display_rating
+from server.ratings.anchors import anchor_rating
 from server.room.machine import SEAT_NAMES, SeatPlayers
 from server.room.state import Clocks, TableOptions
 from server.rooms import RoomService
@@ -34,12 +36,10 @@ class RoomsBridge:
         self.clocks = clocks or Clocks()
 
     async def bot_levels(self, wanted: Sequence[int]) -> list[str]:
-        """For each wanted display rating, the bot level whose own rating is closest."""
+        """For each wanted display rating, the bot level whose anchor rating is closest."""
         if not wanted:
             return []
-        ids = {level: bot.id for level, bot in BOT_LEVELS.items()}
-        ratings = await self.league.get_players(ids.values())
-        shown = {level: ratings[ident].display for level, ident in ids.items()}
+        shown = {level: display_rating(anchor_rating(level)) for level in BOT_LEVELS}
         # min keeps the first of equally close levels, so ties follow _LEVEL_PREFERENCE.
         return [min(_LEVEL_PREFERENCE, key=lambda lvl: abs(shown[lvl] - w)) for w in wanted]
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
@@ -21,11 +22,13 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from protocol.codec import JSON, SUBPROTOCOLS, Codec
 from protocol.errors import ProtocolError, error_frame
 from server import metrics
+from server.account_routes import account_routes, bearer_token
+from server.accounts import Accounts
 from server.bot_pool import BotPool
 from server.config import Settings
 from server.connection import Closing, Connection
 from server.hub import Hub
-from server.identity import Tokens
+from server.identity import Identity
 from server.presence import Presence
 from server.quickplay import QuickPlay
 from server.room.game_view import game_view
@@ -33,6 +36,7 @@ from server.room.state import OptionError, parse_options
 from server.rooms import RoomService, public_info
 from server.scheduler import Scheduler
 from server.store import RoomStore, open_store
+from server.web_security import SecurityHeaders, origin_allowed
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).parent / "static"
@@ -51,15 +55,19 @@ class Node:
         self.settings = settings
         self.store = store or open_store(settings.redis_url)
         self.id = settings.node_id  # names this process's sockets in room state
-        self.tokens = Tokens(settings.secret)
         self.bots = BotPool(settings.bot_workers)
         self.rooms = RoomService(self.store, self.bots)
         self.scheduler = Scheduler(self.rooms, settings.scheduler_interval, settings.outage_after)
         self.hub = Hub(self.store, self.id, self.rooms.actors)
         self.presence = Presence(self.id, self.rooms, self.hub, settings.node_ttl)
         self.quickplay = QuickPlay(self)
+        self.accounts = Accounts(
+            self.quickplay.league, settings.secret, self.rooms.clock, settings.accounts
+        )
         self.connections: set[Connection] = set()
         self.sockets: set[WebSocket] = set()
+        self.socket_of: dict[Connection, WebSocket] = {}  # to close a revoked session's socket
+        self._revocations: asyncio.Task[None] | None = None
         self.draining = False
         self._pinger: asyncio.Task[None] | None = None
 
@@ -72,6 +80,14 @@ class Node:
         await self.scheduler.start()
         await self.presence.start()
         await self.quickplay.start()
+        self._revocations = asyncio.create_task(self.accounts.watch_revocations(self.revoked))
+
+    async def revoked(self, conn: Connection) -> None:
+        """The session this connection logged in with was revoked: close it (4001)."""
+        ws = self.socket_of.get(conn)
+        if ws is not None:
+            with contextlib.suppress(Exception):
+                await ws.close(code=4001, reason="session ended")
 
     async def stop(self) -> None:
         self.draining = True
@@ -81,6 +97,10 @@ class Node:
         for ws in list(self.sockets):
             with contextlib.suppress(Exception):
                 await ws.close(code=1012, reason="server restarting")
+        if self._revocations is not None:
+            self._revocations.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._revocations
         await self.quickplay.stop()
         await self.scheduler.stop()
         await self.presence.stop()
@@ -137,20 +157,11 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
     def bad(code: str, message: str, status: int = 400) -> JSONResponse:
         return JSONResponse(error_frame(None, code, message), status_code=status)
 
-    async def guest(request: Request) -> Response:
-        try:
-            data = await read_json(request)
-            identity, token = node.tokens.new_guest(data.get("name", ""))
-        except ValueError as e:
-            return bad("bad_field", str(e))
-        return JSONResponse({"player": identity.player, "name": identity.name, "token": token})
-
-    def bearer(request: Request) -> Any:
-        auth = request.headers.get("authorization", "")
-        return node.tokens.verify(auth[7:]) if auth.lower().startswith("bearer ") else None
+    async def bearer(request: Request) -> Identity | None:
+        return await node.accounts.verify(bearer_token(request))
 
     async def create_room(request: Request) -> Response:
-        identity = bearer(request)
+        identity = await bearer(request)
         if identity is None:
             return bad("bad_token", "Send Authorization: Bearer <token> from /api/guest.", 401)
         try:
@@ -186,7 +197,7 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
             limit = max(1, min(100, int(request.query_params.get("limit", "20"))))
         except ValueError:
             return bad("bad_field", "limit must be an integer from 1 to 100")
-        identity = bearer(request)
+        identity = await bearer(request)
         return JSONResponse(
             await node.quickplay.ladder(identity.player if identity else None, limit)
         )
@@ -203,6 +214,9 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
             return FileResponse(page)
         return PlainTextResponse("Hearts Live: the web client is not built yet; see README.")
 
+    async def player_page(request: Request) -> Response:
+        return FileResponse(STATIC / "player.html")
+
     async def ws_endpoint(ws: WebSocket) -> None:
         offered = ws.scope.get("subprotocols") or []
         chosen = next((p for p in offered if p in SUBPROTOCOLS), None)
@@ -212,11 +226,16 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
         if offered and chosen is None:
             await ws.close(code=1002)
             return
+        allowed = (settings.public_url, *settings.accounts.allowed_origins)
+        if not origin_allowed(ws.headers.get("origin"), ws.headers.get("host"), allowed):
+            await ws.close(code=1008)  # another site's page: cross-site WebSocket hijacking
+            return
         await ws.accept(subprotocol=chosen)
         conn = Connection(node, Codec(chosen or JSON))
         node.connections.add(conn)
         metrics.CONNECTIONS.set(len(node.connections))
         node.sockets.add(ws)
+        node.socket_of[conn] = ws
         writer = asyncio.create_task(_writer(ws, conn))
         try:
             while True:
@@ -239,6 +258,7 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
             node.connections.discard(conn)
             metrics.CONNECTIONS.set(len(node.connections))
             node.sockets.discard(ws)
+            node.socket_of.pop(conn, None)
             await conn.on_close()
             writer.cancel()
 
@@ -246,18 +266,19 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
         Route("/healthz", healthz),
         Route("/readyz", readyz),
         Route("/metrics", metrics_endpoint),
-        Route("/api/guest", guest, methods=["POST"]),
+        *account_routes(node.accounts, node.quickplay.league),
         Route("/api/rooms", create_room, methods=["POST"]),
         Route("/api/rooms/{code}", room_info),
         Route("/api/ladder", ladder),
         Route("/api/players/{player}", player_info),
         Route("/", index),
         Route("/r/{code}", index),
+        Route("/p/{player}", player_page),
         WebSocketRoute("/ws", ws_endpoint),
     ]
     if STATIC.exists():
         routes.append(Mount("/static", StaticFiles(directory=STATIC), name="static"))
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(SecurityHeaders)])
     app.state.node = node
     return app
 

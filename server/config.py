@@ -8,6 +8,7 @@ import secrets
 import socket
 from dataclasses import dataclass, field
 
+from server.accounts import AccountPolicy
 from server.room.state import Clocks
 
 log = logging.getLogger(__name__)
@@ -39,6 +40,7 @@ class Settings:
     # in the handshake, before the subprotocol is known, so it cannot differ per subprotocol.
     ws_deflate: bool = False
     node_ttl: float = 10.0  # a node silent this long is dead: its sockets stop counting
+    accounts: AccountPolicy = field(default_factory=AccountPolicy)  # sessions, throttles
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -77,4 +79,5 @@ class Settings:
             max_connections=int(env.get("HEARTS_MAX_CONNECTIONS", "10000")),
             node_ttl=_float("HEARTS_NODE_TTL", 10.0),
             ws_deflate=env.get("HEARTS_WS_DEFLATE", "0") in ("1", "true", "yes"),
+            accounts=AccountPolicy.from_env(env),
         )

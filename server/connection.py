@@ -198,13 +198,14 @@ class Connection:
     async def _auth(self, c: Command) -> dict[str, Any]:
         if self.identity is not None:
             raise ProtocolError("already_authenticated")
-        identity = self.node.tokens.verify(c.args["token"])
+        identity = await self.node.accounts.verify(c.args["token"], holder=self)
         if identity is None:
             raise ProtocolError("bad_token")
         self.identity = identity
         return {
             "player": identity.player,
             "name": identity.name,
+            "account": identity.account,
             "protocol": PROTOCOL_VERSION,
             "server_time": self.node.rooms.clock(),
         }

@@ -1,66 +1,52 @@
-"""Guest identities: a display name and a signed token (HMAC-SHA-256 with the server secret)."""
+"""Who a connection is: an ``Identity``, and the signed, expiring tokens guests carry.
+
+A guest token is an itsdangerous ``URLSafeTimedSerializer`` payload ({"p": player id, "n":
+name}) signed with the server secret and stamped with its issue time; ``verify`` refuses it
+after ``max_age`` seconds. Accounts carry opaque session tokens instead (``server/accounts.py``),
+which can be revoked; a guest token cannot, so it is short-lived by comparison and a guest who
+wants to keep its rating claims an account.
+"""
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
-import json
 import secrets
-import unicodedata
 from dataclasses import dataclass
 
-MAX_NAME = 24
+from itsdangerous import BadSignature, URLSafeTimedSerializer
+
+from server.names import MAX_NAME, clean_name
+
+__all__ = ["MAX_NAME", "GuestTokens", "Identity", "clean_name"]
+
+GUEST_SALT = "hearts-guest-v2"
 
 
 @dataclass(frozen=True, slots=True)
 class Identity:
     player: str
     name: str
+    account: bool = False  # True: signed in to an account; False: a guest
 
 
-def clean_name(raw: object) -> str:
-    """A display name: printable, trimmed, 1..24 characters; ValueError otherwise."""
-    if not isinstance(raw, str):
-        raise ValueError("name must be a string")
-    name = " ".join(
-        "".join(
-            ch for ch in raw if unicodedata.category(ch)[0] not in ("C", "Z") or ch == " "
-        ).split()
-    )
-    if not 1 <= len(name) <= MAX_NAME:
-        raise ValueError(f"name must have 1 to {MAX_NAME} visible characters")
-    return name
-
-
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
-def _unb64(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
-class Tokens:
-    def __init__(self, secret: bytes) -> None:
-        self._key = hashlib.sha256(b"hearts-token-v1" + secret).digest()
+class GuestTokens:
+    def __init__(self, secret: bytes, max_age: float) -> None:
+        if max_age <= 0:
+            raise ValueError("guest tokens need a positive lifetime")
+        self._serializer = URLSafeTimedSerializer(secret, salt=GUEST_SALT)
+        self.max_age = max_age
 
     def new_guest(self, name: str) -> tuple[Identity, str]:
-        identity = Identity(player="g_" + secrets.token_urlsafe(12), name=clean_name(name))
+        """A new guest player id and its token; ``name`` must already be checked."""
+        identity = Identity(player="g_" + secrets.token_urlsafe(12), name=name)
         return identity, self.issue(identity)
 
     def issue(self, identity: Identity) -> str:
-        body = _b64(json.dumps({"p": identity.player, "n": identity.name}).encode())
-        return body + "." + _b64(hmac.digest(self._key, body.encode(), "sha256"))
+        return str(self._serializer.dumps({"p": identity.player, "n": identity.name}))
 
     def verify(self, token: str) -> Identity | None:
+        """The guest this token names, or None if it is forged, malformed or too old."""
         try:
-            body, sig = token.split(".")
-            if not hmac.compare_digest(
-                _unb64(sig), hmac.digest(self._key, body.encode(), "sha256")
-            ):
-                return None
-            claims = json.loads(_unb64(body))
+            claims = self._serializer.loads(token, max_age=self.max_age)
             return Identity(player=str(claims["p"]), name=clean_name(claims["n"]))
-        except (ValueError, KeyError, TypeError):
+        except (BadSignature, ValueError, KeyError, TypeError):
             return None

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from server.accounts import Accounts
 from server.config import Settings
 from server.hub import Hub
-from server.identity import Identity, Tokens
+from server.identity import Identity
 from server.rooms import RoomService
 from server.store import RoomStore
 
@@ -55,7 +56,7 @@ class NodeServices(Protocol):
     def hub(self) -> Hub: ...
 
     @property
-    def tokens(self) -> Tokens: ...
+    def accounts(self) -> Accounts: ...
 
     @property
     def quickplay(self) -> Lobby: ...

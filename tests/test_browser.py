@@ -172,7 +172,9 @@ def test_a_whole_game_with_bots_a_watcher_and_a_dropped_connection(
 
     new_guest(page, server.base, "Ann")
     page.wait_for_selector("#room-form", state="visible")
-    page.wait_for_function("document.querySelector('#quick-panel').dataset.supported !== 'unknown'")
+    page.wait_for_function(
+        "() => document.querySelector('#quick-panel').dataset.supported !== 'unknown'"
+    )
     screenshot(page, "lobby")
     page.select_option("#opt-target", "50")
     page.click("#open-room")
@@ -238,7 +240,7 @@ def test_a_whole_game_with_bots_a_watcher_and_a_dropped_connection(
             checked_illegal = True
         if not shot and model["tricks"] >= 3:
             screenshot(page, "hand-in-progress")
-            watcher.wait_for_function("hearts.model && hearts.model.game.tricks.length >= 3")
+            watcher.wait_for_function("() => hearts.model && hearts.model.game.tricks.length >= 3")
             screenshot(watcher, "watcher-phone")
             _check_watcher(watcher)
             shot = True
@@ -252,7 +254,7 @@ def test_a_whole_game_with_bots_a_watcher_and_a_dropped_connection(
         if dropped and not reloaded and model["tricks"] >= 8:
             # A reload mid-hand rejoins the same seat (the guest token is in localStorage).
             page.reload()
-            page.wait_for_function("hearts.model && hearts.model.you === 0")
+            page.wait_for_function("() => hearts.model && hearts.model.you === 0")
             reloaded = True
             continue
         if not dropped and model["tricks"] >= 5:
@@ -300,7 +302,7 @@ def test_a_whole_game_with_bots_a_watcher_and_a_dropped_connection(
     # A rematch: a new game at the same table, for the watcher too.
     page.click("#rematch-btn")
     # The page shows the old game's end until the new game's events arrive.
-    page.wait_for_function("hearts.model.gameNumber === 2", timeout=20_000)
+    page.wait_for_function("() => hearts.model.gameNumber === 2", timeout=20_000)
     assert wait_for_decision(page) == "pass"
     assert page.evaluate("hearts.model.game.scores") == [0, 0, 0, 0]
     assert page.locator("#deal-list li.ok").count() == 0  # the new game's deals are unchecked

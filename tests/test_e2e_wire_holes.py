@@ -26,8 +26,8 @@ def server() -> Iterator[ServerProcess]:
 
 
 async def seated_pair(server: ServerProcess) -> tuple[HeartsClient, HeartsClient, str]:
-    host = await new_player(server, "Host")
-    guest = await new_player(server, "Guest")
+    host = await new_player(server, "Hana")
+    guest = await new_player(server, "Gina")
     room = await open_table(server, host)
     await guest.request("join", room=room)
     await host.request("fill_bots", level="random")

@@ -15,7 +15,8 @@ import pytest
 import redis
 
 from matchmaker.matching import QueueEntry
-from server.ratings import Rating, display_rating
+from server.ratings import Rating, conservative_rating, display_rating
+from server.store.accounts import Account
 from server.store.league import (
     HistoryPoint,
     LadderRow,
@@ -31,11 +32,20 @@ if TYPE_CHECKING:
     from tests.conftest import LeagueFactory
 
 
-def rating_for(display: int, sigma: float = 1.0) -> Rating:
-    """A rating that shows exactly ``display``."""
-    r = Rating((display - 1500) / 24 + 3 * sigma, sigma)
-    assert display_rating(r) == display
+def rating_for(score: int, sigma: float = 1.0) -> Rating:
+    """A rating whose ladder score (the conservative rating) is exactly ``score``."""
+    r = Rating((score - 1500) / 24 + 25 + 3 * sigma, sigma)
+    assert conservative_rating(r) == score
     return r
+
+
+def row(rank: int, pid: str, score: int, games: int) -> LadderRow:
+    return LadderRow(rank, pid, f"name-{pid}", display_rating(rating_for(score)), games, score)
+
+
+async def sign_up(league: LeagueStore, *ids: str) -> None:
+    for pid in ids:
+        assert await league.create_account(Account(pid, pid, f"key-{pid}", "$argon2id$x", 1.0))
 
 
 async def post(
@@ -186,9 +196,10 @@ async def test_a_malformed_post_is_refused_before_writing(league: LeagueStore) -
 
 
 async def test_the_ladder_lists_only_non_provisional_players(league: LeagueStore) -> None:
+    await sign_up(league, "nine", "ten")
     assert await post(league, "g1", {"nine": (rating_for(1900), 9)}) is PostResult.POSTED
     assert await post(league, "g2", {"ten": (rating_for(1600), 10)}) is PostResult.POSTED
-    assert await league.ladder() == [LadderRow(1, "ten", "name-ten", 1600, 10)]
+    assert await league.ladder() == [row(1, "ten", 1600, 10)]
     assert await league.rank_of("nine") is None
     assert await league.around("nine", 3) == []
     # The tenth game puts "nine" on the ladder, above "ten".
@@ -201,16 +212,17 @@ async def test_the_ladder_lists_only_non_provisional_players(league: LeagueStore
 
 
 async def test_the_ladder_ranks_highest_first_and_ties_share_a_rank(league: LeagueStore) -> None:
-    displays = {"e": 1500, "d": 1600, "c": 1700, "b": 1700, "a": 1800, "f": 1450}
-    for k, (pid, display) in enumerate(displays.items()):
-        assert await post(league, f"g{k}", {pid: (rating_for(display), 12)}) is PostResult.POSTED
+    scores = {"e": 1500, "d": 1600, "c": 1700, "b": 1700, "a": 1800, "f": 1450}
+    await sign_up(league, *scores)
+    for k, (pid, score) in enumerate(scores.items()):
+        assert await post(league, f"g{k}", {pid: (rating_for(score), 12)}) is PostResult.POSTED
     expected = [
-        LadderRow(1, "a", "name-a", 1800, 12),
-        LadderRow(2, "b", "name-b", 1700, 12),  # equal displays: same rank, ordered by id
-        LadderRow(2, "c", "name-c", 1700, 12),
-        LadderRow(4, "d", "name-d", 1600, 12),
-        LadderRow(5, "e", "name-e", 1500, 12),
-        LadderRow(6, "f", "name-f", 1450, 12),
+        row(1, "a", 1800, 12),
+        row(2, "b", 1700, 12),  # equal scores: same rank, ordered by id
+        row(2, "c", 1700, 12),
+        row(4, "d", 1600, 12),
+        row(5, "e", 1500, 12),
+        row(6, "f", 1450, 12),
     ]
     assert await league.ladder(0, 100) == expected
     assert await league.ladder_size() == 6
@@ -226,6 +238,24 @@ async def test_the_ladder_ranks_highest_first_and_ties_share_a_rank(league: Leag
     # A rename shows on the ladder at once.
     await league.set_name("d", "Dora")
     assert (await league.around("d", 0))[0].name == "Dora"
+
+
+async def test_the_ladder_lists_accounts_only_and_a_claim_lists_at_once(
+    league: LeagueStore,
+) -> None:
+    await sign_up(league, "acct")
+    assert await post(league, "g1", {"guest": (rating_for(1700), 12)}) is PostResult.POSTED
+    assert await post(league, "g2", {"acct": (rating_for(1600), 12)}) is PostResult.POSTED
+    assert await post(league, "g3", {"bot:strong": (rating_for(1900), 50)}) is PostResult.POSTED
+    assert [r.player_id for r in await league.ladder()] == ["acct"]
+    assert await league.rank_of("guest") is None
+    # The guest claims its identity: its games put it on the ladder in the same step.
+    await sign_up(league, "guest")
+    assert await league.ladder() == [row(1, "guest", 1700, 12), row(2, "acct", 1600, 12)]
+    # A claimed but still provisional guest is not listed.
+    assert await post(league, "g4", {"young": (rating_for(1800), 4)}) is PostResult.POSTED
+    await sign_up(league, "young")
+    assert await league.ladder_size() == 2
 
 
 async def test_history_and_recent_games_are_capped_newest_first(

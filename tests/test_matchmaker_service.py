@@ -18,11 +18,10 @@ from matchmaker.matching import MatchConfig, QueueEntry, Table
 from matchmaker.rooms_bridge import RoomsBridge
 from matchmaker.service import LEASE_NAME, Matchmaker, SeatedTable
 from server.bot_pool import BotPool
-from server.ratings import Rating
 from server.room.state import RoomState
 from server.rooms import RoomService
 from server.store import MemoryRoomStore
-from server.store.league import LeagueStore, PlayerRating
+from server.store.league import LeagueStore
 from server.store.league_memory import MemoryLeagueStore
 from server.store.league_redis import RedisLeagueStore
 from server.store.redis_store import RedisRoomStore
@@ -239,18 +238,11 @@ async def test_run_passes_until_stopped_and_releases_the_lease() -> None:
 async def test_the_bridge_opens_a_rated_room_with_players_and_bots_seated() -> None:
     league, store = MemoryLeagueStore(), MemoryRoomStore()
     bridge = RoomsBridge(RoomService(store, BotPool(workers=0)), league)
-    # The normal bot has earned a rating of 1845, these players' mean; the others are new (1500).
-    await league.post_game(
-        "calibration",
-        {},
-        {"bot:normal": 0},
-        {"bot:normal": PlayerRating(Rating(17.375, 1.0), 50)},
-        at=1.0,
-    )
+    # The basic bot's anchor (1428) is the closest to these players' mean (1430).
     mm = Matchmaker(
         league, store, bridge.create_table, node_id="n", abandon_table=bridge.abandon_table
     )
-    await queue(league, entry("ann", 1830, joined=0.0), entry("bob", 1860, joined=0.0))
+    await queue(league, entry("ann", 1420, joined=0.0), entry("bob", 1440, joined=0.0))
     [seated] = await mm.step(now=21.0)
     assert await league.take_assignments(["ann", "bob"]) == {
         "ann": seated.room_id,
@@ -269,8 +261,8 @@ async def test_the_bridge_opens_a_rated_room_with_players_and_bots_seated() -> N
     humans = {s.player: s.name for s in seats if not s.is_bot}
     assert humans == {"ann": "Name ann", "bob": "Name bob"}
     bots = [s for s in seats if s.is_bot]
-    assert [(b.bot, b.original) for b in bots] == [("normal", "bot:normal")] * 2
-    assert all("Normal Bot" in b.name for b in bots)
+    assert [(b.bot, b.original) for b in bots] == [("basic", "bot:basic")] * 2
+    assert all("Basic Bot" in b.name for b in bots)
     await bridge.abandon_table(seated.room_id)
     assert await store.load_room(seated.room_id) is None
 

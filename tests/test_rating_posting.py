@@ -4,23 +4,26 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import math
 from collections.abc import Mapping
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from server.bots.levels import BOT_LEVELS
 from server.ratings import (
-    TAU,
     Outcome,
     Rating,
     display_rating,
     new_rating,
-    pair_update,
+    pair_outcome,
     rate_game,
 )
+from server.ratings.anchors import BOT_ANCHORS
 from server.ratings.posting import (
     RatedGame,
+    game_record,
     post_rated_game,
     rate_participants,
     rated_game_from_room,
@@ -72,7 +75,9 @@ async def test_a_posted_game_stores_what_rate_game_computes(league: LeagueStore)
         "mu": NEW.mu,
         "sigma": NEW.sigma,
         "display": 1500,
+        "conservative": 900,
         "games": 0,
+        "provisional": True,
     }
     assert record["ratings"]["d"]["after"]["mu"] == expected[3].mu
     assert record["ratings"]["d"]["change"] == display_rating(expected[3]) - 1500
@@ -102,42 +107,101 @@ async def test_a_leaver_is_rated_last(league: LeagueStore) -> None:
     assert record["departures"] == [{"player": "a", "reason": "left"}]
 
 
-async def test_bots_at_the_deal_are_rated_as_their_level(league: LeagueStore) -> None:
+async def test_bots_are_fixed_anchors_and_never_written(league: LeagueStore) -> None:
     seats = ("alice", "bot:strong", "bob", "bot:strong")
     game = rated("room.1", seats, scores=(30, 10, 40, 20))
     assert await post_rated_game(league, game) is PostResult.POSTED
     players = await league.get_players(["alice", "bob", "bot:strong"])
-    per_seat = rate_game([NEW] * 4, game.scores, game.left)
-    # The humans: exactly rate_game's per-seat result (two comparisons against the bot level).
+    strong = BOT_ANCHORS["strong"]
+    per_seat = rate_game([NEW, strong, NEW, strong], game.scores, game.left)
+    # The humans: exactly rate_game's per-seat result, the bot seats at the level's anchor.
     assert players["alice"].rating == per_seat[0]
     assert players["bob"].rating == per_seat[2]
-    bot = players["bot:strong"]
-    assert (bot.name, bot.games, bot.version) == ("Strong Bot", 1, 1)
-    # The level: its two seats' four wins against the humans, summed; the pair of its own two
-    # seats is not compared (it says nothing about the level's skill).
-    wins = [pair_update(NEW, NEW, Outcome.WIN)] * 4
-    precision = 1 / (NEW.sigma**2 + TAU**2) + math.fsum(u.precision_gain for u in wins)
-    assert bot.rating == Rating(
-        NEW.mu + math.fsum(u.delta_mu for u in wins), math.sqrt(1 / precision)
-    )
-    # So it gains more than either seat alone (3 wins; 2 wins and a loss), with a smaller sigma.
-    assert bot.rating.mu > max(per_seat[1].mu, per_seat[3].mu)
-    assert bot.rating.sigma < per_seat[1].sigma
+    # The bot level is not written at all: its anchor stays where the table puts it.
+    assert players["bot:strong"] == PlayerRating()
+    record = await league.game_record("room.1")
+    assert record is not None
+    line = record["ratings"]["bot:strong"]
+    assert line["anchor"] and line["change"] == 0 and line["before"] == line["after"]
+    assert line["after"]["display"] == display_rating(strong)
 
 
-def test_one_identity_in_several_seats_does_not_depend_on_seat_order() -> None:
-    before = {"h": Rating(27.0, 3.0), "bot:normal": Rating(24.0, 2.0)}
+def test_every_bot_level_has_an_anchor() -> None:
+    assert set(BOT_ANCHORS) == set(BOT_LEVELS)
+
+
+def test_bot_seats_do_not_depend_on_seat_order() -> None:
+    before = {"h": Rating(27.0, 3.0)}
     results = []
     base = [("h", 12), ("bot:normal", 30), ("bot:normal", 5), ("bot:normal", 30)]
     for order in itertools.permutations(base):
         game = rated("r.1", tuple(p for p, _ in order), scores=tuple(s for _, s in order))
         results.append(rate_participants(game, before))
     assert all(r == results[0] for r in results)
-    # Four distinct participants: exactly rate_game.
+    assert set(results[0]) == {"h"}
+    # Four distinct humans: exactly rate_game.
     game = rated("r.2", ("a", "b", "c", "d"), scores=(3, 3, 9, 1))
     assert list(rate_participants(game, dict.fromkeys("abcd", NEW)).values()) == rate_game(
         [NEW] * 4, game.scores, game.left
     )
+
+
+# --- properties over random games -------------------------------------------------------------
+
+participant_st = st.sampled_from(["p1", "p2", "p3", "p4", *(b.id for b in BOT_LEVELS.values())])
+table_st = (
+    st.lists(participant_st, min_size=4, max_size=4)
+    .filter(lambda ps: len({p for p in ps if not p.startswith("bot:")}) ==
+            len([p for p in ps if not p.startswith("bot:")]))
+    .filter(lambda ps: any(not p.startswith("bot:") for p in ps))
+)
+rating_st = st.builds(
+    Rating,
+    mu=st.floats(min_value=5.0, max_value=45.0),
+    sigma=st.floats(min_value=0.5, max_value=25.0 / 3),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    seats=table_st,
+    scores=st.lists(st.integers(min_value=0, max_value=125), min_size=4, max_size=4),
+    left=st.lists(st.booleans(), min_size=4, max_size=4),
+    start=st.lists(rating_st, min_size=4, max_size=4),
+)
+def test_property_random_games_read_right(
+    seats: list[str], scores: list[int], left: list[bool], start: list[Rating]
+) -> None:
+    left = [gone and not p.startswith("bot:") for p, gone in zip(seats, left, strict=True)]
+    game = rated("r.1", tuple(seats), scores=tuple(scores), left=tuple(left))
+    before = {p: start[i] for i, p in enumerate(seats) if not p.startswith("bot:")}
+    after = rate_participants(game, before)
+    # Bots are anchors: never rated, so two seats of one bot identity never rate each other.
+    assert set(after) == set(before)
+    record = game_record(game, {p: PlayerRating(r, 3) for p, r in before.items()}, after)
+    for i, p in enumerate(seats):
+        line = record["ratings"][p]
+        if p.startswith("bot:"):
+            assert line["change"] == 0 and line["before"] == line["after"]
+            continue
+        outcomes = {
+            pair_outcome(scores[i], left[i], scores[k], left[k]) for k in range(4) if k != i
+        }
+        # The shown number and the shown change follow the result.
+        assert line["change"] == line["after"]["display"] - line["before"]["display"]
+        if outcomes == {Outcome.WIN}:
+            assert after[p].mu > before[p].mu and line["change"] >= 0
+        if outcomes == {Outcome.LOSS}:
+            assert after[p].mu < before[p].mu and line["change"] <= 0
+    # Seat order does not matter (anchors included).
+    order = [3, 1, 0, 2]
+    moved = rated(
+        "r.1",
+        tuple(seats[j] for j in order),
+        scores=tuple(scores[j] for j in order),
+        left=tuple(left[j] for j in order),
+    )
+    assert rate_participants(moved, before) == after
 
 
 def test_a_rated_game_is_well_formed() -> None:
@@ -201,11 +265,12 @@ async def test_concurrent_posts_of_one_game_on_two_nodes_post_once(clean_redis: 
         results = await asyncio.gather(*(post_rated_game(nodes[k % 2], game) for k in range(10)))
         assert results.count(PostResult.POSTED) == 1
         assert results.count(PostResult.ALREADY_POSTED) == 9
-        expected = rate_game([NEW] * 4, game.scores, game.left)
-        players = await nodes[1].get_players(game.participants)
-        assert [players[p].rating for p in game.participants] == expected
+        expected = rate_game([NEW, NEW, BOT_ANCHORS["strong"], NEW], game.scores, game.left)
+        humans = ["a", "b", "d"]
+        players = await nodes[1].get_players(humans)
+        assert [players[p].rating for p in humans] == [expected[0], expected[1], expected[3]]
         assert all(p.games == 1 and p.version == 1 for p in players.values())
-        assert len(await nodes[0].history("bot:strong", 50)) == 1
+        assert await nodes[0].history("bot:strong", 50) == []
     finally:
         for node in nodes:
             await node.close()
@@ -241,9 +306,8 @@ async def test_concurrent_games_sharing_players_lose_no_update(clean_redis: str)
             *(post_rated_game(nodes[k % 2], game) for k, game in enumerate(games))
         )
         assert results == [PostResult.POSTED] * len(games)
-        ids = [*pool, "bot:normal"]
+        ids = pool
         players = await nodes[0].get_players(ids)
-        assert players["bot:normal"].games == 12
         assert players["p0"].games == sum("p0" in g.participants for g in games) == 6
         for pid in ids:
             records = list(reversed(await nodes[1].recent_games(pid, 50)))
@@ -255,6 +319,7 @@ async def test_concurrent_games_sharing_players_lose_no_update(clean_redis: str)
                 before = {
                     p: Rating(v["before"]["mu"], v["before"]["sigma"])
                     for p, v in record["ratings"].items()
+                    if not v["anchor"]
                 }
                 after = rate_participants(game, before)[pid]
                 assert record["ratings"][pid]["after"]["mu"] == after.mu
@@ -312,3 +377,19 @@ def test_unrated_or_unfinished_rooms_give_no_rated_game() -> None:
     playing = finished_room()
     playing.status = "playing"
     assert rated_game_from_room(playing, 1.0) is None
+
+
+def test_the_reported_game_reads_right_now() -> None:
+    """Issue 16's game: three strong bots and a new player who finished third of four."""
+    seats = ("bot:strong", "bot:strong", "me", "bot:strong")
+    game = rated("quick.1", seats, scores=(31, 32, 39, 54))
+    after = rate_participants(game, {"me": NEW})
+    record = game_record(game, {"me": PlayerRating()}, after)
+    lines = record["ratings"]
+    # The bots were not compared with themselves, and nobody's number moved for a bot.
+    assert lines["bot:strong"]["change"] == 0 and set(after) == {"me"}
+    # The player beat one bot and lost to two stronger-than-new ones: a loss overall, shown as
+    # one, and the number shown is the one the change leads to.
+    assert lines["me"]["change"] < 0
+    assert lines["me"]["after"]["display"] == 1500 + lines["me"]["change"]
+    assert lines["me"]["after"]["provisional"] is True

@@ -21,6 +21,7 @@ from server.ratings import (
     TAU,
     Outcome,
     Rating,
+    conservative_rating,
     display_rating,
     is_provisional,
     ladder_score,
@@ -48,19 +49,22 @@ def test_environment_is_our_own_and_as_specified() -> None:
     assert (ENV.mu, ENV.sigma, ENV.beta) == (MU, SIGMA, BETA)
 
 
-def test_new_player_displays_1500_and_display_is_conservative() -> None:
+def test_new_player_displays_1500_display_is_the_mean_ladder_is_conservative() -> None:
     assert Rating(25.0, 25.0 / 3) == NEW
     assert display_rating(NEW) == 1500
-    assert display_rating(Rating(30.0, 1.0)) == 24 * 27 + 1500
-    # Same mean, less certain: shown lower.
-    assert display_rating(Rating(30.0, 2.0)) < display_rating(Rating(30.0, 1.0))
+    assert conservative_rating(NEW) == 900
+    assert display_rating(Rating(30.0, 1.0)) == 24 * 5 + 1500
+    assert conservative_rating(Rating(30.0, 1.0)) == 24 * 2 + 1500
+    # Same mean, less certain: shown the same, ranked lower.
+    assert display_rating(Rating(30.0, 2.0)) == display_rating(Rating(30.0, 1.0))
+    assert conservative_rating(Rating(30.0, 2.0)) < conservative_rating(Rating(30.0, 1.0))
 
 
 def test_provisional_and_ladder() -> None:
     assert PROVISIONAL_GAMES == 10
     assert is_provisional(9) and not is_provisional(10)
     assert ladder_score(Rating(30.0, 1.0), 9) is None
-    assert ladder_score(Rating(30.0, 1.0), 10) == display_rating(Rating(30.0, 1.0))
+    assert ladder_score(Rating(30.0, 1.0), 10) == conservative_rating(Rating(30.0, 1.0))
 
 
 @pytest.mark.parametrize("mu,sigma", [(25.0, 0.0), (25.0, -1.0), (math.nan, 1.0), (1.0, math.inf)])
@@ -159,7 +163,8 @@ def test_lowest_score_gains_highest_loses() -> None:
 def test_new_players_first_game_numbers() -> None:
     # Pins the documented example in docs/ratings.md.
     out = rate_game([NEW] * 4, [10, 20, 30, 40], SEATED)
-    assert [display_rating(r) for r in out] == [1998, 1787, 1576, 1365]
+    assert [display_rating(r) for r in out] == [1816, 1605, 1395, 1184]
+    assert [conservative_rating(r) for r in out] == [1398, 1187, 976, 765]
     assert sum(r.mu for r in out) == pytest.approx(4 * MU, abs=1e-9)
 
 
@@ -310,3 +315,19 @@ def test_property_equal_players_rank_by_result(
             assert out[i].mu < out[k].mu
         else:
             assert out[i] == out[k]
+
+
+@settings(max_examples=100, deadline=None)
+@given(game=game_st, seat=st.integers(min_value=0, max_value=3))
+def test_property_shown_change_follows_the_result(game: tuple, seat: int) -> None:
+    """Beat all three: the shown rating never drops. Lose to all three: it never rises."""
+    ratings, scores, left = game
+    out = rate_game(ratings, scores, left)
+    outcomes = {
+        pair_outcome(scores[seat], left[seat], scores[k], left[k]) for k in range(4) if k != seat
+    }
+    change = display_rating(out[seat]) - display_rating(ratings[seat])
+    if outcomes == {Outcome.WIN}:
+        assert out[seat].mu > ratings[seat].mu and change >= 0
+    if outcomes == {Outcome.LOSS}:
+        assert out[seat].mu < ratings[seat].mu and change <= 0

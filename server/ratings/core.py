@@ -67,9 +67,26 @@ def new_rating() -> Rating:
     return Rating(MU, SIGMA)
 
 
+DISPLAY_SCALE: float = 24.0
+"""Display points per unit of mu (so the prior's 25 ± 8.3 reads as 1500 ± 200)."""
+
+
 def display_rating(r: Rating) -> int:
-    """The number players see: round(24*(mu - 3*sigma) + 1500); a new player shows 1500."""
-    return round(24.0 * r.conservative + 1500.0)
+    """The number players see: the mean, round(1500 + 24*(mu - 25)); a new player shows 1500.
+
+    It is the mean, not a conservative estimate, so it follows the result: a win against
+    every opponent only ever raises it, a loss to every opponent only ever lowers it.
+    """
+    return round(1500.0 + DISPLAY_SCALE * (r.mu - MU))
+
+
+def conservative_rating(r: Rating) -> int:
+    """round(1500 + 24*(mu - 3 sigma - 25)): the ladder's sort key, on the display's scale.
+
+    The display minus three standard deviations: about 99 % sure the player is at least this
+    good, so one lucky game cannot top the ladder. A new player has 900 here.
+    """
+    return round(1500.0 + DISPLAY_SCALE * (r.conservative - MU))
 
 
 def is_provisional(rated_games: int) -> bool:
@@ -77,8 +94,8 @@ def is_provisional(rated_games: int) -> bool:
 
 
 def ladder_score(r: Rating, rated_games: int) -> int | None:
-    """The ladder's sort key for a player, or None while they are provisional (not listed)."""
-    return None if is_provisional(rated_games) else display_rating(r)
+    """The ladder's sort key (the conservative rating), or None while provisional."""
+    return None if is_provisional(rated_games) else conservative_rating(r)
 
 
 class Outcome(Enum):

@@ -14,12 +14,12 @@ record and every new rating in one compare-and-set (``LeagueStore.post_game``):
 If the posting node dies before the store's single atomic write, nothing was written and the
 next attempt (any node) posts it; after the write, every further attempt is ALREADY_POSTED.
 
-Bot identities. A bot that sat down at the deal is rated as its level's identity
-(``"bot:strong"``…). A bot-filled table can seat the same level in several seats; that identity
-then gets one update combining every comparison of each of its seats against a seat of a
-*different* participant (two seats of one identity say nothing about its skill, so they are
-not compared), mean shifts and precision gains summed exactly as ``rate_game`` combines one
-seat's three comparisons. With four distinct participants this is ``rate_game`` itself.
+Bot identities. A bot that sat down at the deal takes part as its level's identity
+(``"bot:strong"``…), but a bot is an *anchor* (``server/ratings/anchors.py``): it enters every
+comparison at its level's fixed, calibrated rating and is never updated, so only the humans'
+ratings are read and written. Three bots of one level at a table therefore never rate each
+other: nothing about a bot is ever rated. The record still lists each bot with its fixed rating
+and a change of 0, so every seat of a finished game shows a line.
 """
 
 from __future__ import annotations
@@ -32,14 +32,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from server.bots.levels import BOT_LEVELS
+from server.ratings.anchors import anchor_rating
 from server.ratings.core import (
     PLAYERS_PER_GAME,
-    SIGMA_FLOOR,
-    TAU,
     Rating,
+    conservative_rating,
     display_rating,
-    pair_outcome,
-    pair_update,
+    is_provisional,
     rate_game,
 )
 from server.room.state import RoomState
@@ -101,6 +100,11 @@ class RatedGame:
         """The distinct participants, in order of their first seat."""
         return list(dict.fromkeys(self.participants))
 
+    @property
+    def humans(self) -> list[str]:
+        """The rated participants (every one but the bot anchors), in seat order."""
+        return [p for p in self.participants if not is_bot(p)]
+
     def name_of(self, participant: str) -> str:
         if is_bot(participant):
             level = BOT_LEVELS.get(participant.removeprefix(BOT_PREFIX))
@@ -130,6 +134,8 @@ def rated_game_from_room(state: RoomState, finished_at: float) -> RatedGame | No
         original = seat.original or seat.player or f"{BOT_PREFIX}{seat.bot}"
         participants.append(original)
         names.append(seat.name if seat.player == original else seat.name.removesuffix(" (bot)"))
+    if all(is_bot(p) for p in participants):
+        return None  # bots alone at the deal: nobody to rate
     return RatedGame(
         game_id=state.game_id,
         participants=tuple(participants),
@@ -143,51 +149,54 @@ def rated_game_from_room(state: RoomState, finished_at: float) -> RatedGame | No
     )
 
 
+def participant_rating(participant: str, stored: Mapping[str, Rating]) -> Rating:
+    """The rating a participant brings to the table: a bot's fixed anchor, else its stored one."""
+    if is_bot(participant):
+        return anchor_rating(participant.removeprefix(BOT_PREFIX))
+    return stored[participant]
+
+
 def rate_participants(game: RatedGame, before: Mapping[str, Rating]) -> dict[str, Rating]:
-    """Every participant's new rating from the pre-game ratings ``before`` (pure)."""
+    """Every human participant's new rating from the pre-game ratings ``before`` (pure).
+
+    ``before`` needs the humans only; each bot seat enters at its anchor and is not updated.
+    """
     seats = game.participants
-    ratings = [before[p] for p in seats]
-    per_seat = rate_game(ratings, game.scores, game.left)
-    after: dict[str, Rating] = {}
-    for ident in game.identities:
-        mine = [i for i, p in enumerate(seats) if p == ident]
-        if len(mine) == 1:
-            after[ident] = per_seat[mine[0]]
-            continue
-        # One identity in several seats (bots of one level): combine each seat's comparisons
-        # against the other participants, never against itself.
-        updates = [
-            pair_update(
-                before[ident],
-                ratings[k],
-                pair_outcome(game.scores[i], game.left[i], game.scores[k], game.left[k]),
-            )
-            for i in mine
-            for k in range(len(seats))
-            if seats[k] != ident
-        ]
-        prior_precision = 1.0 / (before[ident].sigma ** 2 + TAU**2)
-        precision = prior_precision + math.fsum(u.precision_gain for u in updates)
-        after[ident] = Rating(
-            before[ident].mu + math.fsum(u.delta_mu for u in updates),
-            max(SIGMA_FLOOR, math.sqrt(1.0 / precision)),
-        )
-    return after
+    per_seat = rate_game([participant_rating(p, before) for p in seats], game.scores, game.left)
+    return {p: per_seat[i] for i, p in enumerate(seats) if not is_bot(p)}
 
 
 def _rating_value(rating: Rating, games: int) -> dict[str, Any]:
     return {
         "mu": rating.mu,
         "sigma": rating.sigma,
-        "display": display_rating(rating),
+        "display": display_rating(rating),  # the mean: what a player sees
+        "conservative": conservative_rating(rating),  # what the ladder ranks by
         "games": games,
+        "provisional": is_provisional(games),
     }
 
 
 def game_record(
     game: RatedGame, before: Mapping[str, PlayerRating], after: Mapping[str, Rating]
 ) -> dict[str, Any]:
-    """The record kept with the game (JSON): seats, scores, departures and rating changes."""
+    """The record kept with the game (JSON): seats, scores, departures and rating changes.
+
+    ``before`` and ``after`` cover the humans; a bot is listed at its anchor, change 0.
+    """
+    ratings: dict[str, Any] = {}
+    for p in game.identities:
+        if is_bot(p):
+            fixed = participant_rating(p, {})
+            value = {**_rating_value(fixed, 0), "provisional": False}
+            ratings[p] = {"before": value, "after": value, "change": 0, "anchor": True}
+            continue
+        ratings[p] = {
+            "before": _rating_value(before[p].rating, before[p].games),
+            "after": _rating_value(after[p], before[p].games + 1),
+            "change": display_rating(after[p]) - before[p].display,
+            "anchor": False,
+        }
     return {
         "game_id": game.game_id,
         "room_id": game.room_id,
@@ -204,14 +213,7 @@ def game_record(
             for i, p in enumerate(game.participants)
         ],
         "departures": [dict(d) for d in game.departures],
-        "ratings": {
-            p: {
-                "before": _rating_value(before[p].rating, before[p].games),
-                "after": _rating_value(after[p], before[p].games + 1),
-                "change": display_rating(after[p]) - before[p].display,
-            }
-            for p in game.identities
-        },
+        "ratings": ratings,
     }
 
 
@@ -224,7 +226,7 @@ async def post_rated_game(
     CONFLICT only if the participants' ratings kept moving for ``max_attempts`` rounds (the
     caller should try again later). Store errors propagate; nothing is half-written.
     """
-    ids = game.identities
+    ids = game.humans
     for attempt in range(max_attempts):
         before = await store.get_players(ids)
         after = rate_participants(game, {p: before[p].rating for p in ids})

@@ -52,7 +52,7 @@ function ratingChange(r) {
   if (!r || !r.after) return null;
   const change = Math.round(r.change ?? r.after.display - (r.before?.display ?? r.after.display));
   return h("span", { class: `rating-change ${change >= 0 ? "up" : "down"}` },
-    `${r.before?.display ?? "?"} → ${r.after.display} (${change >= 0 ? "+" : "−"}${Math.abs(change)})`);
+    `${r.before?.display ?? "?"} → ${r.after.display}${r.after.provisional ? "?" : ""} (${change >= 0 ? "+" : "−"}${Math.abs(change)})`);
 }
 
 export class TableView {

@@ -15,9 +15,12 @@ Ratings (DESIGN.md "Ratings and the ladder")
     and two games sharing a player never overwrite each other's update.
 
 The ladder
-    Non-provisional participants (``PROVISIONAL_GAMES`` rated games or more) ranked by display
-    rating, highest first. Ranks are competition ranks: equal displays share a rank and the next
-    rank skips (1, 2, 2, 4); within equal displays rows are ordered by id.
+    Accounts (``server/store/accounts.py``; never guests, never bots) that are no longer
+    provisional (``PROVISIONAL_GAMES`` rated games or more), ranked by their conservative rating
+    (mu − 3 sigma on the display scale), highest first; each row also carries the shown rating
+    (the mean). Ranks are competition ranks: equal scores share a rank and the next rank skips
+    (1, 2, 2, 4); within equal scores rows are ordered by id. A guest who claims an account
+    goes on the ladder at once if it has played enough.
 
 The quick-play queue (DESIGN.md "The matchmaker")
     One entry per player (``enqueue`` replaces it). ``seat_tables`` seats whole tables
@@ -43,6 +46,7 @@ from typing import Any, NamedTuple
 
 from matchmaker.matching import TARGETS, QueueEntry
 from server.ratings import Rating, display_rating, is_provisional, ladder_score, new_rating
+from server.store.accounts import AccountStore
 
 DEFAULT_HISTORY_CAP = 200
 """Rating-history points kept per player (newest first); older ones are dropped."""
@@ -117,8 +121,9 @@ class LadderRow(NamedTuple):
     rank: int
     player_id: str
     name: str
-    display: int
+    display: int  # the shown rating (the mean)
     games: int
+    conservative: int  # what the ladder ranks by
 
 
 Seating = tuple[str, Sequence[str]]
@@ -178,8 +183,9 @@ def check_time(at: float) -> None:
         raise ValueError(f"time must be finite, got {at!r}")
 
 
-class LeagueStore(ABC):
-    """Ratings, the ladder, game records and the quick-play queue; see the module docstring.
+class LeagueStore(AccountStore, ABC):
+    """Ratings, the ladder, game records, the quick-play queue and (from ``AccountStore``)
+    accounts, sessions and throttles; see the module docstring.
 
     Every method is atomic on its own and safe to call concurrently from many tasks and, for the
     Redis backend, from many nodes.
@@ -215,8 +221,8 @@ class LeagueStore(ABC):
         participant store ``updates[id]``'s rating, games and name with version
         ``expected[id] + 1`` (the update's own ``version`` is ignored), prepend a
         ``HistoryPoint`` at ``at`` to its history and the game id to its recent games (both
-        capped), and put it on the ladder at its display rating if it is no longer
-        provisional (or take it off if it is); return POSTED.
+        capped), and, if it is an account, put it on the ladder at its ``ladder_score`` if it is
+        no longer provisional (or take it off if it is); return POSTED.
         """
 
     @abstractmethod

@@ -14,7 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from matchmaker.matching import QueueEntry
-from server.ratings import Rating
+from server.ratings import Rating, display_rating
+from server.store.accounts_memory import MemoryAccounts
 from server.store.league import (
     DEFAULT_ASSIGNMENT_TTL,
     DEFAULT_HISTORY_CAP,
@@ -35,7 +36,7 @@ from server.store.league import (
 )
 
 
-class MemoryLeagueStore(LeagueStore):
+class MemoryLeagueStore(MemoryAccounts, LeagueStore):
     def __init__(
         self,
         *,
@@ -53,8 +54,8 @@ class MemoryLeagueStore(LeagueStore):
         self._games: dict[str, str] = {}  # game id -> record JSON
         self._history: dict[str, list[HistoryPoint]] = {}  # newest first
         self._recent: dict[str, list[str]] = {}  # newest first
-        # The ladder as (-display, id), ascending: highest display first, ties by id, the same
-        # order as the Redis sorted set (which stores -display as the score).
+        # The ladder as (-score, id), ascending: highest score first, ties by id, the same
+        # order as the Redis sorted set (which stores -score).
         self._ladder: list[tuple[int, str]] = []
         self._ladder_key: dict[str, tuple[int, str]] = {}
         self._queue: dict[str, str] = {}  # player id -> encoded entry
@@ -63,6 +64,12 @@ class MemoryLeagueStore(LeagueStore):
         # Expiry on the local monotonic clock: assignments never leave this process.
         self._assignments: dict[str, tuple[str, float]] = {}
         self._pending: dict[str, float | None] = {}  # room -> time noted; None: abandoning
+        self._init_accounts()
+
+    def _account_created(self, player_id: str) -> None:
+        # A claimed guest keeps its games: on the ladder at once if it has played enough.
+        if player_id in self._players:
+            self._set_ladder(player_id, self._player(player_id).ladder_score)
 
     # Ratings and games ---------------------------------------------------------------------
 
@@ -111,7 +118,7 @@ class MemoryLeagueStore(LeagueStore):
             recent = self._recent.setdefault(pid, [])
             recent.insert(0, game_id)
             del recent[self.recent_cap :]
-            self._set_ladder(pid, update.ladder_score)
+            self._set_ladder(pid, update.ladder_score if self.is_account(pid) else None)
         return PostResult.POSTED
 
     def _set_ladder(self, player_id: str, score: int | None) -> None:
@@ -140,13 +147,16 @@ class MemoryLeagueStore(LeagueStore):
         rows: list[LadderRow] = []
         for pos in range(max(0, start), min(stop, len(self._ladder))):
             neg, pid = self._ladder[pos]
-            if rows and rows[-1].display == -neg:
+            if rows and rows[-1].conservative == -neg:
                 rank = rows[-1].rank
             else:
-                # Competition rank: one more than the number of strictly higher displays.
+                # Competition rank: one more than the number of strictly higher scores.
                 rank = bisect_left(self._ladder, (neg, "")) + 1
+            player = self._player(pid)
             rows.append(
-                LadderRow(rank, pid, self._names.get(pid, ""), -neg, self._player(pid).games)
+                LadderRow(
+                    rank, pid, player.name, display_rating(player.rating), player.games, -neg
+                )
             )
         return rows
 

@@ -1,8 +1,10 @@
 -- Post one rated game: exactly once per game id, compare-and-set on every participant.
 -- KEYS[1] game hash {r=record JSON, n=nonce of the posting call}
--- KEYS[2] ladder sorted set (score -display, member id)
+-- KEYS[2] ladder sorted set (score -ladder score, member id)
 -- KEYS[3] players hash (id -> "version|mu|sigma|games")   KEYS[4] names hash (id -> name)
--- KEYS[5 + 2(i-1)], KEYS[6 + 2(i-1)]: participant i's history list and recent-games list
+-- KEYS[5] accounts hash (only accounts go on the ladder)
+-- KEYS[6] ladder scores hash (id -> ladder score of every non-provisional participant)
+-- KEYS[7 + 2(i-1)], KEYS[8 + 2(i-1)]: participant i's history list and recent-games list
 -- ARGV[1] game id  ARGV[2] record JSON  ARGV[3] nonce  ARGV[4] history cap  ARGV[5] recent cap
 -- ARGV[6] participant count; then 6 per participant: id, expected version, encoded new
 --   rating without the version ("mu|sigma|games"), name, ladder score ("" = not on the
@@ -33,14 +35,20 @@ for i = 0, n - 1 do
   redis.call('HSET', KEYS[3], id, version .. '|' .. ARGV[base + 2])
   redis.call('HSET', KEYS[4], id, ARGV[base + 3])
   if ARGV[base + 4] == '' then
+    redis.call('HDEL', KEYS[6], id)
     redis.call('ZREM', KEYS[2], id)
   else
-    redis.call('ZADD', KEYS[2], ARGV[base + 4], id)
+    redis.call('HSET', KEYS[6], id, ARGV[base + 4])
+    if redis.call('HEXISTS', KEYS[5], id) == 1 then
+      redis.call('ZADD', KEYS[2], ARGV[base + 4], id)
+    else
+      redis.call('ZREM', KEYS[2], id)
+    end
   end
-  local history = KEYS[5 + 2 * i]
+  local history = KEYS[7 + 2 * i]
   redis.call('LPUSH', history, ARGV[base + 5])
   redis.call('LTRIM', history, 0, history_cap - 1)
-  local recent = KEYS[6 + 2 * i]
+  local recent = KEYS[8 + 2 * i]
   redis.call('LPUSH', recent, ARGV[1])
   redis.call('LTRIM', recent, 0, recent_cap - 1)
 end

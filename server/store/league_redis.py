@@ -7,8 +7,13 @@ league lives on one shard, which its size (a few hashes and short lists per play
 - ``hearts:{league}:players`` hash: id → ``"version|mu|sigma|games"`` (floats as Python repr,
   so they round-trip exactly)
 - ``hearts:{league}:names`` hash: id → display name
-- ``hearts:{league}:ladder`` sorted set: member id, score −display (so ZRANGE lists the highest
-  display first and orders equal displays by id)
+- ``hearts:{league}:ladder:accounts`` sorted set of accounts: member id, score −conservative
+  rating (so ZRANGE lists the highest first and orders equal scores by id). A new key: the
+  older ``:ladder`` (every participant by the old display) is left unread, so no guest or bot
+  listed under the old rule lingers on the ladder after an upgrade.
+- ``hearts:{league}:ladder:scores`` hash: id → −conservative rating of every non-provisional
+  participant, account or not (so a guest who claims an account is listed at once)
+- accounts, sessions and throttles: see ``accounts_redis.py``
 - ``hearts:{league}:history:ID`` list of history-point JSON, newest first, capped
 - ``hearts:{league}:recent:ID`` list of game ids, newest first, capped
 - ``hearts:{league}:game:GAME`` hash: ``r`` record JSON, ``n`` nonce of the posting call
@@ -32,7 +37,8 @@ import redis.asyncio as aioredis
 from redis.commands.core import AsyncScript
 
 from matchmaker.matching import QueueEntry
-from server.ratings import Rating
+from server.ratings import Rating, display_rating
+from server.store.accounts_redis import RedisAccounts
 from server.store.league import (
     DEFAULT_ASSIGNMENT_TTL,
     DEFAULT_HISTORY_CAP,
@@ -72,7 +78,7 @@ def _decode_player(encoded: bytes | None, name: bytes | None) -> PlayerRating:
     return PlayerRating(Rating(float(mu), float(sigma)), int(games), text, int(version))
 
 
-class RedisLeagueStore(LeagueStore):
+class RedisLeagueStore(RedisAccounts, LeagueStore):
     """The league in Redis; see the module docstring for the key layout."""
 
     def __init__(
@@ -99,7 +105,7 @@ class RedisLeagueStore(LeagueStore):
         self._base = base
         self._players_key = f"{base}:players"
         self._names_key = f"{base}:names"
-        self._ladder_key = f"{base}:ladder"
+        self._ladder_key = f"{base}:ladder:accounts"
         self._queue_key = f"{base}:queue"
         self._queue_names_key = f"{base}:queue:names"
         self._queue_seen_key = f"{base}:queue:seen"
@@ -112,6 +118,7 @@ class RedisLeagueStore(LeagueStore):
         self._purge_script = self._script("league_purge.lua")
         self._seat_script = self._script("league_seat.lua")
         self._stale_script = self._script("league_stale.lua")
+        self._init_accounts()
 
     def _script(self, name: str) -> AsyncScript:
         return self._client.register_script(_load_script(name))
@@ -152,7 +159,14 @@ class RedisLeagueStore(LeagueStore):
         check_post(game_id, expected, updates)
         check_time(at)
         encoded = json.dumps(record, separators=(",", ":"))
-        keys = [self._key("game", game_id), self._ladder_key, self._players_key, self._names_key]
+        keys = [
+            self._key("game", game_id),
+            self._ladder_key,
+            self._players_key,
+            self._names_key,
+            self._accounts_key,
+            self._ladder_scores_key,
+        ]
         args: list[str | int | bytes] = [
             game_id,
             encoded,
@@ -217,7 +231,14 @@ class RedisLeagueStore(LeagueStore):
             pid, rank, score, encoded, name = flat[i : i + 5]
             player = _decode_player(encoded or None, name)
             rows.append(
-                LadderRow(int(rank), _text(pid), player.name, -int(float(score)), player.games)
+                LadderRow(
+                    int(rank),
+                    _text(pid),
+                    player.name,
+                    display_rating(player.rating),
+                    player.games,
+                    -int(float(score)),
+                )
             )
         return rows
 

@@ -1,0 +1,186 @@
+"""Accounts, sessions and throttles in Redis (a part of ``RedisLeagueStore``).
+
+Keys, beside the league's and under its ``{league}`` hash tag (one slot, Redis Cluster safe):
+
+- ``hearts:{league}:accounts`` hash: player id → account JSON
+- ``hearts:{league}:account:names`` hash: name key → player id
+- ``hearts:{league}:session:DIGEST`` hash: ``p`` player id, ``e`` expiry (the callers' clock);
+  a Redis TTL a little past the expiry only cleans up, it never decides
+- ``hearts:{league}:sessions:ID`` set: the digests of the player's sessions (revoke all)
+- ``hearts:{league}:throttle:KEY`` sorted set: attempt times (sliding window)
+- ``hearts:{league}:revoked`` stream: digests of revoked sessions (capped), for the pollers
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+
+import redis.asyncio as aioredis
+from redis.commands.core import AsyncScript
+
+from server.store.accounts import (
+    REVOCATION_LOG,
+    Account,
+    AccountStore,
+    Session,
+    check_account,
+    check_finite,
+)
+from server.store.redis_store import _errors, _load_script
+
+KEY_MARGIN = 3600
+"""Seconds past a session's expiry that Redis keeps its keys (housekeeping only)."""
+
+
+class RedisAccounts(AccountStore):
+    """Needs the league's ``_client``, ``_base``, ``_ladder_key``; ``_init_accounts`` sets up."""
+
+    _client: aioredis.Redis
+    _base: str
+    _ladder_key: str
+
+    def _init_accounts(self) -> None:
+        self._accounts_key = f"{self._base}:accounts"
+        self._account_names_key = f"{self._base}:account:names"
+        self._ladder_scores_key = f"{self._base}:ladder:scores"
+        self._session_prefix = f"{self._base}:session:"
+        self._sessions_prefix = f"{self._base}:sessions:"
+        self._revoked_key = f"{self._base}:revoked"
+        self._revoke_script = self._register("session_revoke.lua")
+        self._create_account_script = self._register("account_create.lua")
+        self._password_script = self._register("account_password.lua")
+        self._check_session_script = self._register("session_check.lua")
+        self._revoke_all_script = self._register("session_revoke_all.lua")
+        self._hit_script = self._register("throttle_hit.lua")
+
+    def _register(self, name: str) -> AsyncScript:
+        return self._client.register_script(_load_script(name))
+
+    async def create_account(self, account: Account) -> bool:
+        check_account(account)
+        with _errors():
+            created = await self._create_account_script(
+                keys=[
+                    self._accounts_key,
+                    self._account_names_key,
+                    self._ladder_key,
+                    self._ladder_scores_key,
+                ],
+                args=[account.player_id, account.name_key, json.dumps(account.to_value())],
+            )
+        return bool(created)
+
+    async def account_by_name(self, name_key: str) -> Account | None:
+        with _errors():
+            pid = await self._client.hget(self._account_names_key, name_key)
+            if pid is None:
+                return None
+            encoded = await self._client.hget(self._accounts_key, pid)
+        return None if encoded is None else Account.from_value(json.loads(encoded))
+
+    async def account(self, player_id: str) -> Account | None:
+        with _errors():
+            encoded = await self._client.hget(self._accounts_key, player_id)
+        return None if encoded is None else Account.from_value(json.loads(encoded))
+
+    async def set_password(self, player_id: str, password_hash: str) -> int:
+        if not password_hash:
+            raise ValueError("a password hash must not be empty")
+        old = await self.account(player_id)
+        if old is None:
+            return -1
+        new = Account(old.player_id, old.name, old.name_key, password_hash, old.created_at)
+        with _errors():
+            return int(
+                await self._password_script(
+                    keys=[
+                        self._accounts_key,
+                        self._sessions_prefix + player_id,
+                        self._revoked_key,
+                    ],
+                    args=[
+                        player_id,
+                        json.dumps(new.to_value()),
+                        self._session_prefix,
+                        REVOCATION_LOG,
+                    ],
+                )
+            )
+
+    async def create_session(
+        self, token_digest: str, player_id: str, *, now: float, ttl: float
+    ) -> None:
+        check_finite(now, ttl)
+        if not token_digest or not player_id or ttl <= 0:
+            raise ValueError("a session needs a digest, a player and a positive ttl")
+        keep = math.ceil(ttl) + KEY_MARGIN
+        with _errors():
+            async with self._client.pipeline(transaction=True) as pipe:
+                key = self._session_prefix + token_digest
+                pipe.hset(key, mapping={"p": player_id, "e": repr(float(now + ttl))})
+                pipe.expire(key, keep)
+                pipe.sadd(self._sessions_prefix + player_id, token_digest)
+                pipe.expire(self._sessions_prefix + player_id, keep)
+                await pipe.execute()
+
+    async def check_session(
+        self, token_digest: str, *, now: float, ttl: float, renew_after: float
+    ) -> Session | None:
+        check_finite(now, ttl, renew_after)
+        with _errors():
+            held = await self._check_session_script(
+                keys=[self._session_prefix + token_digest],
+                args=[
+                    repr(float(now)),
+                    repr(float(ttl)),
+                    repr(float(renew_after)),
+                    self._sessions_prefix,
+                    math.ceil(ttl) + KEY_MARGIN,
+                    token_digest,
+                ],
+            )
+        if not held:
+            return None
+        return Session(held[0].decode(), float(held[1]))
+
+    async def revoke_session(self, token_digest: str) -> bool:
+        with _errors():
+            revoked = await self._revoke_script(
+                keys=[self._session_prefix + token_digest, self._revoked_key],
+                args=[self._sessions_prefix, token_digest, REVOCATION_LOG],
+            )
+        return bool(revoked)
+
+    async def revoke_sessions(self, player_id: str) -> int:
+        with _errors():
+            return int(
+                await self._revoke_all_script(
+                    keys=[self._sessions_prefix + player_id, self._revoked_key],
+                    args=[self._session_prefix, REVOCATION_LOG],
+                )
+            )
+
+    async def revocations(self, after: str) -> tuple[str, list[str]]:
+        with _errors():
+            if not after:
+                last = await self._client.xrevrange(self._revoked_key, count=1)
+                return (last[0][0].decode() if last else "0-0"), []
+            entries = await self._client.xrange(self._revoked_key, min=f"({after}")
+        if not entries:
+            return after, []
+        return entries[-1][0].decode(), [fields[b"d"].decode() for _, fields in entries]
+
+    async def hit(self, key: str, *, now: float, window: float, limit: int) -> float:
+        check_finite(now, window)
+        with _errors():
+            wait = await self._hit_script(
+                keys=[f"{self._base}:throttle:{key}"],
+                args=[repr(float(now)), repr(float(window)), limit, os.urandom(8).hex()],
+            )
+        return float(wait)
+
+    async def clear_hits(self, key: str) -> None:
+        with _errors():
+            await self._client.delete(f"{self._base}:throttle:{key}")
