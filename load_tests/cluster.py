@@ -49,7 +49,7 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """In the child before exec: SIGTERM it if this generator dies, so nothing outlives a run."""
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
@@ -102,7 +102,7 @@ class Cluster:
             stdin=subprocess.DEVNULL,
             # Own session: a terminal's Ctrl-C reaches the generator, which stops them in order.
             start_new_session=True,
-            preexec_fn=_die_with_parent,
+            preexec_fn=die_with_parent,
         )
 
     def log_tail(self, name: str, chars: int = 2000) -> str:
