@@ -127,7 +127,7 @@ class Seat:
 
     def _sent(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
+        if not task.cancelled() and task.exception() is not None and not self.table.closing:
             self.stats.errors["send failed: socket closed"] += 1
 
     # -- receiving ---------------------------------------------------------------------------
