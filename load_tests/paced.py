@@ -268,6 +268,7 @@ class PacedRun:
         if self.probe is not None and window.redis_start is not None:
             window.redis = RedisProbe.delta(window.redis_start, self.probe.snapshot())
         window.rss_kib = rss_kib(self.target.node_pids)
+        window.generator_rss_kib = rss_kib([p.pid for p in self.procs if p.pid])
         window.tables_held, window.sockets = self.got.tables, self.got.sockets
 
     def finish_window(self, window: Window) -> None:
@@ -420,6 +421,11 @@ class PacedRun:
             )
         else:
             say("memory_per_socket_kib: not measured")
+        if head is not None and head.sockets:
+            say(
+                f"generator_rss_kib: {head.generator_rss_kib}  ({args.procs} process(es), "
+                f"{head.generator_rss_kib / head.sockets:.1f} per socket, baseline included)"
+            )
         if head is not None:
             cores = os.cpu_count() or 0
             say(

@@ -40,6 +40,7 @@ class Window:
     redis: RedisDelta | None = None
     end: float = 0.0
     rss_kib: int = 0  # nodes at the end
+    generator_rss_kib: int = 0  # the generator processes at the end
     tables_held: int = 0  # seated and playing at the end
     sockets: int = 0
     ok_ms: list[float] = field(default_factory=list)  # sorted

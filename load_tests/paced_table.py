@@ -1,11 +1,13 @@
 """Lean paced players: one raw WebSocket per seat, four per table, thinking like people.
 
-``protocol.client.HeartsClient`` keeps every frame and a queue per socket; at 12,000 sockets in a
-few processes that costs more than the server under test. A ``Seat`` here keeps only what a
-real client needs: it answers the server's pings, takes part in every hand's commit-reveal
-shuffle (a fresh secret per hand, committed on ``shuffle_commit``, revealed on ``commitments``)
-and verifies each hand's audit with ``protocol.verify``, as HeartsClient does; and it answers
-each ``your_turn`` after a human-like pause (``load_tests.think``) with a random legal choice.
+``protocol.client.HeartsClient`` keeps every frame, a queue and a reader task per socket; at
+12,000 sockets in a few processes that costs more than the server under test. A ``Seat`` here
+runs on ``load_tests.lean_socket`` (a callback per message, no task per socket or per send)
+and keeps only what a real client needs: it answers the server's pings, takes part in every
+hand's commit-reveal shuffle (a fresh secret per hand, committed on ``shuffle_commit``, revealed
+on ``commitments``) and verifies each hand's audit with ``protocol.verify``, as HeartsClient
+does; and it answers each ``your_turn`` after a human-like pause (``load_tests.think``) with a
+random legal choice.
 
 What it measures, into the process' ``PacedStats``: send → ok of every move, and for a play
 send → the moment the last socket of the table received that ``card_played``.
@@ -14,7 +16,6 @@ send → the moment the last socket of the table received that ``card_played``.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import random
 import time
@@ -23,9 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
-import websockets
-from websockets.asyncio.client import ClientConnection, connect
-
+from load_tests.lean_socket import LeanSocket
 from load_tests.scenarios import Endpoint
 from load_tests.think import Thinking
 from protocol.client import CLIENT_MAX_FRAME, CommandError, guest
@@ -74,7 +73,7 @@ class TableConfig:
 class Seat:
     """One player's socket: pings, the fair deal, paced answers, measured moves."""
 
-    def __init__(self, table: Table, ws: ClientConnection, codec: Codec, player: int) -> None:
+    def __init__(self, table: Table, ws: LeanSocket, codec: Codec, player: int) -> None:
         self.table = table
         self.ws = ws
         self.codec = codec
@@ -89,8 +88,8 @@ class Seat:
         self._decision: asyncio.TimerHandle | None = None
         self._own: dict[int, dict[str, Any]] = {}  # hand -> what the verifier needs
         self._hand = 0
-        self._tasks: set[asyncio.Task[Any]] = set()
-        self.reader = asyncio.create_task(self._read())
+        ws.deliver = self._message
+        ws.on_close = self._closed
 
     @property
     def stats(self) -> PacedStats:
@@ -104,7 +103,8 @@ class Seat:
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._waiting[cid] = future
         try:
-            await self.ws.send(self.codec.encode({"type": kind, "id": cid, **fields}))
+            if not self.ws.send(self.codec.encode({"type": kind, "id": cid, **fields})):
+                raise ConnectionError(f"socket closed before {kind}")
             reply = await asyncio.wait_for(future, SETUP_TIMEOUT)
         finally:
             self._waiting.pop(cid, None)
@@ -118,36 +118,30 @@ class Seat:
         self._moves[cid] = (kind, time.time(), time.perf_counter())
         if kind == "play":
             self.table.play_sent(self.seat, fields["card"])
-        self._spawn(self.ws.send(self.codec.encode({"type": kind, "id": cid, **fields})))
-
-    def _spawn(self, coro: Any) -> None:
-        task = asyncio.create_task(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._sent)
-
-    def _sent(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None and not self.table.closing:
-            self.stats.errors["send failed: socket closed"] += 1
+        sent = self.ws.send(self.codec.encode({"type": kind, "id": cid, **fields}))
+        if not sent and not self.table.closing:
+            self.stats.errors[f"{kind} not sent: socket closed"] += 1
 
     # -- receiving ---------------------------------------------------------------------------
 
-    async def _read(self) -> None:
-        with contextlib.suppress(websockets.ConnectionClosed):
-            async for frame in self.ws:
-                message = self.codec.decode(frame)
-                kind = message.get("type")
-                if kind == "event":
-                    self._event(message)
-                elif kind == "ok" or kind == "error":
-                    self._answer(message)
-                elif kind == "ping":
-                    pong = self.codec.encode({"type": "pong", "id": 0, "t": message["t"]})
-                    self._spawn(self.ws.send(pong))
+    def _message(self, frame: bytes | str) -> None:
+        message = self.codec.decode(frame)
+        kind = message.get("type")
+        if kind == "event":
+            self._event(message)
+        elif kind == "ok" or kind == "error":
+            self._answer(message)
+        elif kind == "ping":
+            self.ws.send(self.codec.encode({"type": "pong", "id": 0, "t": message["t"]}))
+
+    def _closed(self, code: int | None) -> None:
         if self._decision is not None:
             self._decision.cancel()
+        for future in self._waiting.values():
+            if not future.done():
+                future.set_exception(ConnectionError(f"socket closed ({code})"))
         if not self.table.closing:
-            self.stats.errors[f"socket closed by the server: {self.ws.close_code}"] += 1
+            self.stats.errors[f"socket closed by the server: {code}"] += 1
 
     def _answer(self, message: dict[str, Any]) -> None:
         cid = message.get("re")
@@ -259,9 +253,6 @@ class Seat:
         if self._decision is not None:
             self._decision.cancel()
         await self.ws.close()
-        self.reader.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await self.reader
 
 
 class Table:
@@ -307,14 +298,8 @@ class Table:
         ident = await guest(endpoint.http, f"Paced {self.index}.{player}")
         url = endpoint.ws + (f"?room={quote(room)}" if room else "")
         name = MSGPACK if self.config.binary else JSON
-        ws = await connect(
-            url,
-            subprotocols=[name],  # type: ignore[list-item]
-            compression="deflate" if self.config.deflate else None,
-            max_size=CLIENT_MAX_FRAME,
-            ping_interval=None,  # the server pings; browsers send no pings of their own
-            close_timeout=2,
-            open_timeout=SETUP_TIMEOUT,
+        ws = await LeanSocket.open(
+            url, name, deflate=self.config.deflate, max_size=CLIENT_MAX_FRAME, timeout=SETUP_TIMEOUT
         )
         seat = Seat(self, ws, Codec(name, max_frame=CLIENT_MAX_FRAME), player)
         self.seats.append(seat)
