@@ -93,6 +93,7 @@ class Collector:
     counts: Counter[str] = field(default_factory=Counter)
     errors: Counter[str] = field(default_factory=Counter)
     lag: list[float] = field(default_factory=list)
+    cards: list[tuple[float, int]] = field(default_factory=list)  # (batch sent at, cards)
     live: dict[int, dict[str, Any]] = field(default_factory=dict)
     timeline: list[tuple[float, int]] = field(default_factory=list)
     ready: set[int] = field(default_factory=set)
@@ -110,6 +111,7 @@ class Collector:
             self.counts.update(data["counts"])
             self.errors.update(data["errors"])
             self.lag += data["lag"]
+            self.cards.append((data["at"], data["counts"].get("table_cards", 0)))
             self.live[index] = data
             self.timeline.append((data["at"], self.tables))
 
@@ -273,7 +275,7 @@ class PacedRun:
 
     def finish_window(self, window: Window) -> None:
         """After the workers' last batches: the latency samples of moves sent in it."""
-        window.fill(self.got.ok, self.got.last_seat)
+        window.fill(self.got.ok, self.got.last_seat, self.got.cards)
 
     # -- the run -----------------------------------------------------------------------------
 
@@ -348,7 +350,7 @@ class PacedRun:
             window = self.open_window(f"ramp {level}", level)
             self.pump(min(args.ramp_hold, deadline - time.time()))
             self.close_window(window)
-            window.fill(self.got.ok, self.got.last_seat)  # the batches so far: enough to judge
+            window.fill(self.got.ok, self.got.last_seat, self.got.cards)  # enough to judge
             print(ramp_line(window), file=sys.stderr, flush=True)
             if not window.held() or level >= args.tables:
                 return
@@ -382,7 +384,8 @@ class PacedRun:
             f"{arrival_span} seated/s"
         )
         say(
-            f"moves: cards {got.counts['cards']}  passes {got.counts['passes']}  moon choices "
+            f"moves: cards {got.counts['cards']} (all seats' {got.counts['table_cards']})  "
+            f"passes {got.counts['passes']}  moon choices "
             f"{got.counts['moons']}  hands {got.counts['hands']}  games {got.counts['games']}  "
             f"audits verified {got.counts['audits_verified']} (failed "
             f"{got.counts['audits_failed']})"
@@ -417,7 +420,8 @@ class PacedRun:
             per_socket = (head.rss_kib - rss_before) / head.sockets
             say(
                 f"memory_per_socket_kib: {per_socket:.1f}  (node VmRSS {rss_before} KiB before, "
-                f"{head.rss_kib} at the end of the window, / {head.sockets} seated sockets)"
+                f"{head.rss_kib} at the end of the window, / {head.sockets} seated sockets"
+                + ("; with --bots the bot workers' start is in it)" if args.bots else ")")
             )
         else:
             say("memory_per_socket_kib: not measured")

@@ -51,12 +51,17 @@ class Window:
     def seconds(self) -> float:
         return max(1e-9, self.end - self.start)
 
-    def fill(self, ok: list[tuple[float, str, float]], last: list[tuple[float, float]]) -> None:
-        """The samples of moves sent in this window."""
-        inside = [(kind, s) for at, kind, s in ok if self.start <= at < self.end]
-        self.ok_ms = sorted(s * 1000 for _, s in inside)
-        self.cards = sum(1 for kind, _ in inside if kind == "play")
+    def fill(
+        self,
+        ok: list[tuple[float, str, float]],
+        last: list[tuple[float, float]],
+        cards: list[tuple[float, int]],
+    ) -> None:
+        """The samples of moves sent in this window, and the cards played at its tables (bots'
+        too) from the workers' batches, each stamped when it was sent (within half a second)."""
+        self.ok_ms = sorted(s * 1000 for at, _, s in ok if self.start <= at < self.end)
         self.last_seat_ms = sorted(s * 1000 for at, s in last if self.start <= at < self.end)
+        self.cards = sum(n for at, n in cards if self.start < at <= self.end)
 
     def p99(self) -> float:
         """The worse of the two p99s: what the ramp holds to the bar."""

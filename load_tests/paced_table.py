@@ -171,6 +171,8 @@ class Seat:
         name = event["event"]
         if name == "card_played":
             self.table.card_seen(event["seat"], event["card"])
+            if self.player == 0:  # every card of the table, bots' too, counted once
+                self.stats.counts["table_cards"] += 1
         elif name == "your_turn":
             if event["seq"] >= self._acted:
                 self._prompted(event)
