@@ -94,6 +94,7 @@ class Collector:
     errors: Counter[str] = field(default_factory=Counter)
     lag: list[float] = field(default_factory=list)
     cards: list[tuple[float, int]] = field(default_factory=list)  # (batch sent at, cards)
+    lag_batches: list[tuple[float, list[float]]] = field(default_factory=list)
     live: dict[int, dict[str, Any]] = field(default_factory=dict)
     timeline: list[tuple[float, int]] = field(default_factory=list)
     ready: set[int] = field(default_factory=set)
@@ -111,6 +112,7 @@ class Collector:
             self.counts.update(data["counts"])
             self.errors.update(data["errors"])
             self.lag += data["lag"]
+            self.lag_batches.append((data["at"], data["lag"]))
             self.cards.append((data["at"], data["counts"].get("table_cards", 0)))
             self.live[index] = data
             self.timeline.append((data["at"], self.tables))
@@ -152,6 +154,7 @@ class PacedRun:
         self.procs: list[multiprocessing.process.BaseProcess] = []
         self.controls: list[Any] = []
         self.results: Any = None
+        self.generator_rss_before = 0
 
     # -- the workers -------------------------------------------------------------------------
 
@@ -275,7 +278,7 @@ class PacedRun:
 
     def finish_window(self, window: Window) -> None:
         """After the workers' last batches: the latency samples of moves sent in it."""
-        window.fill(self.got.ok, self.got.last_seat, self.got.cards)
+        window.fill(self.got.ok, self.got.last_seat, self.got.cards, self.got.lag_batches)
 
     # -- the run -----------------------------------------------------------------------------
 
@@ -301,6 +304,7 @@ class PacedRun:
             self.start_workers()
             time.sleep(0.5)
             rss_before = rss_kib(self.target.node_pids)
+            self.generator_rss_before = rss_kib([p.pid for p in self.procs if p.pid])
             idle = self.idle_rates()
             self.t0 = time.time()
             deadline = self.t0 + args.duration
@@ -350,7 +354,8 @@ class PacedRun:
             window = self.open_window(f"ramp {level}", level)
             self.pump(min(args.ramp_hold, deadline - time.time()))
             self.close_window(window)
-            window.fill(self.got.ok, self.got.last_seat, self.got.cards)  # enough to judge
+            got = self.got
+            window.fill(got.ok, got.last_seat, got.cards, got.lag_batches)  # enough to judge
             print(ramp_line(window), file=sys.stderr, flush=True)
             if not window.held() or level >= args.tables:
                 return
@@ -426,9 +431,11 @@ class PacedRun:
         else:
             say("memory_per_socket_kib: not measured")
         if head is not None and head.sockets:
+            grown = head.generator_rss_kib - self.generator_rss_before
             say(
-                f"generator_rss_kib: {head.generator_rss_kib}  ({args.procs} process(es), "
-                f"{head.generator_rss_kib / head.sockets:.1f} per socket, baseline included)"
+                f"generator_rss_kib: {head.generator_rss_kib}  ({args.procs} process(es); "
+                f"{grown / head.sockets:.1f} per socket over the {self.generator_rss_before} "
+                "before)"
             )
         if head is not None:
             cores = os.cpu_count() or 0

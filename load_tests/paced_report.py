@@ -46,6 +46,7 @@ class Window:
     ok_ms: list[float] = field(default_factory=list)  # sorted
     last_seat_ms: list[float] = field(default_factory=list)  # sorted
     cards: int = 0
+    lag_ms: list[float] = field(default_factory=list)  # the generators' loop lag, sorted
 
     @property
     def seconds(self) -> float:
@@ -56,12 +57,14 @@ class Window:
         ok: list[tuple[float, str, float]],
         last: list[tuple[float, float]],
         cards: list[tuple[float, int]],
+        lags: list[tuple[float, list[float]]],
     ) -> None:
         """The samples of moves sent in this window, and the cards played at its tables (bots'
         too) from the workers' batches, each stamped when it was sent (within half a second)."""
         self.ok_ms = sorted(s * 1000 for at, _, s in ok if self.start <= at < self.end)
         self.last_seat_ms = sorted(s * 1000 for at, s in last if self.start <= at < self.end)
         self.cards = sum(n for at, n in cards if self.start < at <= self.end)
+        self.lag_ms = sorted(s * 1000 for at, ss in lags if self.start < at <= self.end for s in ss)
 
     def p99(self) -> float:
         """The worse of the two p99s: what the ramp holds to the bar."""
@@ -124,7 +127,7 @@ def ramp_line(window: Window) -> str:
         f"{window.sockets}  p99 ok {_p(window.ok_ms)}  p99 last seat {_p(window.last_seat_ms)}  "
         f"cards/s {window.cards / window.seconds:.0f}  nodes "
         f"{window.cpu_nodes / window.seconds:.2f} cores  generators "
-        f"{window.cpu_generators / window.seconds:.2f} cores  "
+        f"{window.cpu_generators / window.seconds:.2f} cores (loop lag p99 {_p(window.lag_ms)})  "
         f"{'held' if window.held() else 'NOT held'} (p99 ≤ {P99_BAR_MS:g} ms)"
     )
 

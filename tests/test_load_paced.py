@@ -149,12 +149,12 @@ def test_window_holds_only_under_the_bar_with_every_table_seated() -> None:
     window = Window("w", tables=2, start=10.0, end=20.0, tables_held=2)
     ok = [(11.0 + i / 100, "play", 0.010) for i in range(99)] + [(15.0, "pass", 0.080)]
     cards = [(10.0, 7), (10.5, 40), (20.0, 59), (20.5, 100)]  # batches: only 2 in the window
-    window.fill([*ok, (25.0, "play", 9.0)], [(12.0, 0.020)], cards)  # 25 s is outside
+    window.fill([*ok, (25.0, "play", 9.0)], [(12.0, 0.020)], cards, [])  # 25 s is outside
     assert window.cards == 99
     assert window.p99() == pytest.approx(20.0)  # nearest rank: 99 of 100 are 10 ms; last 20
     assert window.held()
-    window.fill(ok, [(12.0, 0.020), (13.0, 0.060)], cards)
+    window.fill(ok, [(12.0, 0.020), (13.0, 0.060)], cards, [])
     assert window.p99() == pytest.approx(60.0) and not window.held()
-    window.fill(ok, [(12.0, 0.020)], cards)
+    window.fill(ok, [(12.0, 0.020)], cards, [])
     window.tables_held = 1
     assert not window.held()  # a table failed to seat: the step did not hold its load
