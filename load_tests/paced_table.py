@@ -210,12 +210,12 @@ class Seat:
         hand = event["hand"]
         secret = new_secret()
         self._hand = hand
-        self._own = {  # only the hand in progress is kept
-            hand: {
-                "seat": self.seat,
-                "secret": secret.hex(),
-                "server_commitment": event["server_commitment"],
-            }
+        # The next hand's shuffle may start before this hand's audit arrives: keep two hands.
+        self._own = {h: record for h, record in self._own.items() if h == hand - 1}
+        self._own[hand] = {
+            "seat": self.seat,
+            "secret": secret.hex(),
+            "server_commitment": event["server_commitment"],
         }
         ctx = deal_context(event["game"], hand)
         self._send("commit", commitment=seat_commitment(ctx, self.seat, secret).hex())
