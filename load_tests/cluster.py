@@ -29,6 +29,7 @@ from urllib.parse import urlparse
 
 import redis
 
+from load_tests.measures import descendants
 from load_tests.scenarios import Endpoint
 from protocol.client import HeartsClient, guest
 
@@ -152,17 +153,33 @@ class Cluster:
             )
 
     def stop(self) -> None:
-        # Nodes first (SIGTERM drains them), then Redis.
+        # Nodes first (SIGTERM drains them), then Redis. A node's helpers (the bot pool's
+        # forkserver and resource tracker) can outlive it: they are ended by pid afterwards.
+        helpers = {
+            c: _cmdline(c) for p in self.node_procs for c in descendants(p.pid) if c != p.pid
+        }
         for proc in self.node_procs:
             if proc.poll() is None:
                 proc.terminate()
         for proc in self.node_procs:
             _reap(proc, 15)
+        for pid, command in helpers.items():
+            if command and _cmdline(pid) == command:  # still that process, not a reused pid
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGTERM)
         if self.redis_proc is not None:
             if self.redis_proc.poll() is None:
                 self.redis_proc.terminate()
             _reap(self.redis_proc, 10)
         shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
 
 
 def _ok(url: str) -> bool:

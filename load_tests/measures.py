@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import redis
 
 
-def _descendants(pid: int) -> list[int]:
+def descendants(pid: int) -> list[int]:
     """The process and its children, grandchildren… (bot workers, if any) from /proc."""
     found, todo = [], [pid]
     while todo:
@@ -34,7 +34,7 @@ def _descendants(pid: int) -> list[int]:
 def rss_kib(pids: list[int]) -> int:
     """VmRSS of these processes and their descendants, from /proc/PID/status."""
     total = 0
-    for pid in (p for root in pids for p in _descendants(root)):
+    for pid in (p for root in pids for p in descendants(root)):
         with contextlib.suppress(OSError), open(f"/proc/{pid}/status") as f:
             for line in f:
                 if line.startswith("VmRSS:"):
@@ -47,7 +47,7 @@ def cpu_seconds(pids: list[int]) -> float:
     """User + system CPU time of these processes and their descendants, from /proc/PID/stat."""
     ticks = os.sysconf("SC_CLK_TCK")
     total = 0.0
-    for pid in (p for root in pids for p in _descendants(root)):
+    for pid in (p for root in pids for p in descendants(root)):
         with contextlib.suppress(OSError), open(f"/proc/{pid}/stat") as f:
             # Fields after the parenthesised command name; utime and stime are 14 and 15.
             fields = f.read().rsplit(")", 1)[1].split()

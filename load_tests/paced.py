@@ -40,20 +40,18 @@ import signal
 import sys
 import textwrap
 import time
-from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from load_tests.cluster import (
     Cluster,
     endpoint_for,
-    raise_open_files_limit,
-    require_loopback,
     stop_on_sigterm,
     warm_up,
 )
 from load_tests.measures import RedisProbe, cpu_seconds, percentile, rss_kib
+from load_tests.paced_args import node_settings, parse_args
 from load_tests.paced_report import (
     Idle,
     Window,
@@ -63,17 +61,10 @@ from load_tests.paced_report import (
     ramp_line,
 )
 from load_tests.paced_table import TableConfig
-from load_tests.paced_worker import WorkerSpec, worker_main
+from load_tests.paced_worker import Collector, WorkerSpec, worker_main
 from load_tests.scenarios import Endpoint
-from load_tests.think import SERVER_BETWEEN_HANDS
 
-MAX_TABLES = 3500
-MAX_DURATION = 900.0
-MAX_PROCS = 16
-MAX_NODES = 8
 IDLE_WINDOW = 2.0  # seconds with nothing seated: the nodes' and Redis' background rates
-FD_SPARE = 200  # descriptors besides the sockets: Redis, logs, pipes, the loop
-BOT_THINK = 0.8  # the server's default bot think time, scaled with the players
 
 
 @dataclass
@@ -82,52 +73,6 @@ class Target:
     node_pids: list[int]
     redis_url: str | None
     description: str
-
-
-@dataclass
-class Collector:
-    """Everything the workers sent, and the parent's own timeline of tables seated."""
-
-    ok: list[tuple[float, str, float]] = field(default_factory=list)
-    last_seat: list[tuple[float, float]] = field(default_factory=list)
-    counts: Counter[str] = field(default_factory=Counter)
-    errors: Counter[str] = field(default_factory=Counter)
-    lag: list[float] = field(default_factory=list)
-    cards: list[tuple[float, int]] = field(default_factory=list)  # (batch sent at, cards)
-    lag_batches: list[tuple[float, list[float]]] = field(default_factory=list)
-    live: dict[int, dict[str, Any]] = field(default_factory=dict)
-    timeline: list[tuple[float, int]] = field(default_factory=list)
-    ready: set[int] = field(default_factory=set)
-    done: set[int] = field(default_factory=set)
-
-    def take(self, message: tuple[str, int, dict[str, Any]]) -> None:
-        kind, index, data = message
-        if kind == "ready":
-            self.ready.add(index)
-        elif kind == "done":
-            self.done.add(index)
-        elif kind == "batch":
-            self.ok += data["ok"]
-            self.last_seat += data["last_seat"]
-            self.counts.update(data["counts"])
-            self.errors.update(data["errors"])
-            self.lag += data["lag"]
-            self.lag_batches.append((data["at"], data["lag"]))
-            self.cards.append((data["at"], data["counts"].get("table_cards", 0)))
-            self.live[index] = data
-            self.timeline.append((data["at"], self.tables))
-
-    @property
-    def tables(self) -> int:
-        return sum(d["tables"] for d in self.live.values())
-
-    @property
-    def sockets(self) -> int:
-        return sum(d["sockets"] for d in self.live.values())
-
-    @property
-    def setting_up(self) -> int:
-        return sum(d["setting_up"] for d in self.live.values())
 
 
 class Stopped(Exception):
@@ -471,95 +416,6 @@ class PacedRun:
         seated = [at for at, n in self.got.timeline if n > 0]
         full = [at for at, n in self.got.timeline if n >= self.got.counts["tables_seated"]]
         return (full[0] - self.t0) if seated and full else math.inf
-
-
-# -- arguments and targets -------------------------------------------------------------------
-
-
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="python -m load_tests.paced", description=__doc__.split("\n\n")[0]
-    )
-    where = parser.add_mutually_exclusive_group()
-    where.add_argument("--url", help="a running service's WebSocket URL (loopback only)")
-    where.add_argument("--start", type=int, metavar="N", help="start N nodes here (default 1)")
-    parser.add_argument("--redis-url", help="with --url: its Redis, to count round trips")
-    parser.add_argument(
-        "--pid", type=int, action="append", default=[], help="with --url: a node's pid (repeat)"
-    )
-    parser.add_argument(
-        "--tables", type=int, default=10, help=f"tables (with --ramp: the most), ≤ {MAX_TABLES}"
-    )
-    parser.add_argument("--arrival", type=float, default=5.0, help="tables arriving per second")
-    parser.add_argument("--procs", type=int, default=1, help=f"generator processes, ≤ {MAX_PROCS}")
-    parser.add_argument("--think", type=float, default=1.0, help="scale of every think time")
-    parser.add_argument(
-        "--duration", type=float, default=60.0, help=f"run time limit, s (≤ {MAX_DURATION:g})"
-    )
-    parser.add_argument("--ramp", action="store_true", help="add tables until p99 > 50 ms")
-    parser.add_argument("--ramp-start", type=int, default=100, help="tables of the first step")
-    parser.add_argument("--ramp-step", type=int, default=250, help="tables added per step")
-    parser.add_argument("--ramp-hold", type=float, default=60.0, help="s each step is measured")
-    parser.add_argument("--bots", action="store_true", help="one player and fill_bots per table")
-    parser.add_argument("--spread", action="store_true", help="seats over all nodes started here")
-    parser.add_argument("--target", type=int, choices=(50, 100), default=50, help="game target")
-    parser.add_argument("--seed", type=int, default=0, help="players' random choices")
-    parser.add_argument("--plot", help="write a latency-over-time PNG here")
-    parser.add_argument("--key-prefix", default="hearts", help="the store's key prefix")
-    parser.add_argument("--scan-every", type=float, default=10.0, help="s between state scans")
-    parser.add_argument("--no-deflate", action="store_true", help="offer no permessage-deflate")
-    parser.add_argument("--no-verify", action="store_true", help="skip checking hand audits")
-    codec = parser.add_mutually_exclusive_group()
-    codec.add_argument("--binary", dest="json", action="store_false", help="msgpack (default)")
-    codec.add_argument("--json", dest="json", action="store_true", help="JSON text frames")
-    parser.set_defaults(json=False)
-    args = parser.parse_args(argv)
-    if not 1 <= args.tables <= MAX_TABLES:
-        parser.error(f"--tables must be 1..{MAX_TABLES}")
-    if not 0 < args.duration <= MAX_DURATION:
-        parser.error(f"--duration must be in (0, {MAX_DURATION:g}]")
-    if not 1 <= args.procs <= MAX_PROCS:
-        parser.error(f"--procs must be 1..{MAX_PROCS}")
-    if not 0 < args.arrival <= 1000:
-        parser.error("--arrival must be in (0, 1000] tables/s")
-    if not 0 < args.think <= 10:
-        parser.error("--think must be in (0, 10]")
-    if args.ramp_start < 1 or args.ramp_step < 1 or args.ramp_hold <= 0:
-        parser.error("--ramp-start and --ramp-step must be ≥ 1, --ramp-hold > 0")
-    if args.scan_every <= 0:
-        parser.error("--scan-every must be > 0")
-    if args.url is None:
-        args.start = 1 if args.start is None else args.start
-        if not 1 <= args.start <= MAX_NODES:
-            parser.error(f"--start must be 1..{MAX_NODES}")
-        if args.redis_url or args.pid:
-            parser.error("--redis-url and --pid go with --url (with --start they are known)")
-    else:
-        require_loopback(args.url, "--url")
-        if args.redis_url:
-            require_loopback(args.redis_url, "--redis-url")
-        for pid in args.pid:
-            if not Path(f"/proc/{pid}").exists():
-                parser.error(f"--pid {pid}: no such process")
-    limit = raise_open_files_limit()
-    sockets = (1 if args.bots else 4) * args.tables
-    if math.ceil(sockets / args.procs) + FD_SPARE > limit:
-        parser.error(
-            f"{sockets} sockets in {args.procs} process(es) pass the open-files limit {limit}: "
-            "use more --procs"
-        )
-    if args.url is None and math.ceil(sockets / args.start) + FD_SPARE > limit:
-        parser.error(f"{sockets} sockets on {args.start} node(s) pass the open-files limit {limit}")
-    return args
-
-
-def node_settings(args: argparse.Namespace) -> dict[str, str]:
-    """The server's default clocks; its pauses scaled like the players' thinking."""
-    return {
-        "HEARTS_BETWEEN_HANDS": f"{SERVER_BETWEEN_HANDS * args.think:g}",
-        "HEARTS_BOT_THINK": f"{BOT_THINK * args.think:g}",
-        "HEARTS_MAX_CONNECTIONS": str(4 * MAX_TABLES + 1000),
-    }
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,7 +5,7 @@ The parent (``load_tests.paced``) sends ``("grow", first, end, t0, rate)``: tabl
 whose index modulo the number of processes is its own. ``("stop",)`` closes every socket.
 Every ``REPORT_EVERY`` seconds it sends ``("batch", index, data)`` with what its players
 measured since the last batch (``PacedStats.drain``), its event loop's lag and how many tables
-and sockets it holds; then ``("done", index, {})``.
+and sockets it holds; then ``("done", index, {})``. The parent keeps them in a ``Collector``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ import multiprocessing.queues
 import queue
 import signal
 import time
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from typing import Any
 
 from load_tests.cluster import die_with_parent, raise_open_files_limit
@@ -137,3 +138,49 @@ class Worker:
         data["setting_up"] = self.setting_up
         data["at"] = time.time()
         self.results.put(("batch", self.spec.index, data))
+
+
+@dataclass
+class Collector:
+    """The parent's side: everything the workers sent, and the timeline of tables seated."""
+
+    ok: list[tuple[float, str, float]] = field(default_factory=list)
+    last_seat: list[tuple[float, float]] = field(default_factory=list)
+    counts: Counter[str] = field(default_factory=Counter)
+    errors: Counter[str] = field(default_factory=Counter)
+    lag: list[float] = field(default_factory=list)
+    cards: list[tuple[float, int]] = field(default_factory=list)  # (batch sent at, cards)
+    lag_batches: list[tuple[float, list[float]]] = field(default_factory=list)
+    live: dict[int, dict[str, Any]] = field(default_factory=dict)
+    timeline: list[tuple[float, int]] = field(default_factory=list)
+    ready: set[int] = field(default_factory=set)
+    done: set[int] = field(default_factory=set)
+
+    def take(self, message: tuple[str, int, dict[str, Any]]) -> None:
+        kind, index, data = message
+        if kind == "ready":
+            self.ready.add(index)
+        elif kind == "done":
+            self.done.add(index)
+        elif kind == "batch":
+            self.ok += data["ok"]
+            self.last_seat += data["last_seat"]
+            self.counts.update(data["counts"])
+            self.errors.update(data["errors"])
+            self.lag += data["lag"]
+            self.lag_batches.append((data["at"], data["lag"]))
+            self.cards.append((data["at"], data["counts"].get("table_cards", 0)))
+            self.live[index] = data
+            self.timeline.append((data["at"], self.tables))
+
+    @property
+    def tables(self) -> int:
+        return sum(d["tables"] for d in self.live.values())
+
+    @property
+    def sockets(self) -> int:
+        return sum(d["sockets"] for d in self.live.values())
+
+    @property
+    def setting_up(self) -> int:
+        return sum(d["setting_up"] for d in self.live.values())
