@@ -112,6 +112,7 @@ class PacedRun:
             target=args.target,
             think=args.think,
             spread=args.spread,
+            rejoin_host=args.rejoin_host,
             verify=not args.no_verify,
             seed=args.seed,
         )
@@ -329,7 +330,7 @@ class PacedRun:
         arrival_span = f"{seated / max(1e-9, self._seating_span()):.1f}" if seated > 1 else "-"
         say(
             f"tables: {seated} seated of {self.grown} arrived (failed "
-            f"{got.counts['tables_failed']})  sockets: {got.counts['sockets']}  arrival: "
+            f"{got.counts['tables_failed']})  sockets: {got.counts['sockets']} opened  arrival: "
             f"{args.arrival:g} tables/s wanted, "
             f"{arrival_span} seated/s"
         )

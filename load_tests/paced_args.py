@@ -48,6 +48,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--ramp-hold", type=float, default=60.0, help="s each step is measured")
     parser.add_argument("--bots", action="store_true", help="one player and fill_bots per table")
     parser.add_argument("--spread", action="store_true", help="seats over all nodes started here")
+    parser.add_argument(
+        "--rejoin-host",
+        action="store_true",
+        help="the host moves to a /ws?room=CODE socket after open_room (for a room-hashing LB)",
+    )
     parser.add_argument("--target", type=int, choices=(50, 100), default=50, help="game target")
     parser.add_argument("--seed", type=int, default=0, help="players' random choices")
     parser.add_argument("--plot", help="write a latency-over-time PNG here")

@@ -66,6 +66,7 @@ class TableConfig:
     target: int = 50
     think: float = 1.0
     spread: bool = False  # seats over all endpoints, not all on the host's
+    rejoin_host: bool = False  # the host reconnects with ?room= once it has opened the room
     verify: bool = True
     seed: int = 0
 
@@ -79,6 +80,8 @@ class Seat:
         self.codec = codec
         self.player = player  # 0 is the host
         self.seat: int | None = None
+        self.token = ""
+        self.retired = False  # replaced by another socket of the same player
         self.thinking = Thinking(table.config.think, table.seed * 8 + player)
         self.rng = random.Random(table.seed * 8 + player + 4)
         self._ids = itertools.count(1)
@@ -119,7 +122,7 @@ class Seat:
         if kind == "play":
             self.table.play_sent(self.seat, fields["card"])
         sent = self.ws.send(self.codec.encode({"type": kind, "id": cid, **fields}))
-        if not sent and not self.table.closing:
+        if not sent and not self.table.closing and not self.retired:
             self.stats.errors[f"{kind} not sent: socket closed"] += 1
 
     # -- receiving ---------------------------------------------------------------------------
@@ -140,7 +143,7 @@ class Seat:
         for future in self._waiting.values():
             if not future.done():
                 future.set_exception(ConnectionError(f"socket closed ({code})"))
-        if not self.table.closing:
+        if not self.table.closing and not self.retired:
             self.stats.errors[f"socket closed by the server: {code}"] += 1
 
     def _answer(self, message: dict[str, Any]) -> None:
@@ -283,6 +286,12 @@ class Table:
         host = await self._connect(0, None)
         reply = await host.request("open_room", options={"target": cfg.target})
         self.room, host.seat = reply["room"], reply["seat"]
+        if cfg.rejoin_host:  # move to a socket that names the room, as the others' do
+            first, host = host, await self._connect(0, self.room, host.token)
+            host.seat = (await host.request("join", room=self.room))["seat"]
+            first.retired = True
+            self.seats.remove(first)
+            await first.close()
         if cfg.bots:
             await host.request("fill_bots")
         else:
@@ -295,9 +304,10 @@ class Table:
         await host.request("start")
         self.stats.counts["tables_seated"] += 1
 
-    async def _connect(self, player: int, room: str | None) -> Seat:
+    async def _connect(self, player: int, room: str | None, token: str | None = None) -> Seat:
         endpoint = self.endpoints[player]
-        ident = await guest(endpoint.http, f"Paced {self.index}.{player}")
+        if token is None:
+            token = (await guest(endpoint.http, f"Paced {self.index}.{player}"))["token"]
         url = endpoint.ws + (f"?room={quote(room)}" if room else "")
         name = MSGPACK if self.config.binary else JSON
         ws = await LeanSocket.open(
@@ -306,7 +316,8 @@ class Table:
         seat = Seat(self, ws, Codec(name, max_frame=CLIENT_MAX_FRAME), player)
         self.seats.append(seat)
         self.stats.counts["sockets"] += 1
-        await seat.request("auth", token=ident["token"])
+        seat.token = token
+        await seat.request("auth", token=token)
         return seat
 
     def play_sent(self, seat: int | None, card: str) -> None:
