@@ -114,9 +114,10 @@ def test_paced_run_reports_agreeing_figures(tmp_path: Path) -> None:
 
 @pytest.mark.e2e
 def test_paced_ramp_ends_with_the_most_tables_held() -> None:
+    """Also: two generator processes, JSON frames, the host moving to a ?room= socket."""
     lines, report = _run(
         *("--ramp", "--ramp-start", "1", "--ramp-step", "1", "--tables", "2", "--ramp-hold", "3"),
-        *("--duration", "20", "--procs", "2", "--json", "--arrival", "20"),
+        *("--duration", "20", "--procs", "2", "--json", "--arrival", "20", "--rejoin-host"),
     )
     steps = [line for line in lines if line.startswith("ramp_step: ")]
     assert steps, "\n".join(lines)
