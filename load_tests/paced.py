@@ -419,6 +419,13 @@ class PacedRun:
         return (full[0] - self.t0) if seated and full else math.inf
 
 
+def print_node_logs(cluster: Cluster) -> None:
+    for i in range(len(cluster.node_procs)):
+        tail = cluster.log_tail(f"node{i + 1}", 4000)
+        if tail:
+            print(f"--- node{i + 1} log (its end) ---\n{tail}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     cluster: Cluster | None = None
@@ -444,17 +451,17 @@ def main(argv: list[str] | None = None) -> int:
         run = PacedRun(args, target)
         signal.signal(signal.SIGINT, ask_stop)
         signal.signal(signal.SIGTERM, ask_stop)
-        return run.execute()
+        code = run.execute()
+        if code == 1 and cluster is not None:  # errors or stand-ins: what the nodes logged
+            print_node_logs(cluster)
+        return code
     except KeyboardInterrupt:
         print("interrupted while starting", file=sys.stderr)
         return 130
     except RuntimeError as e:
         print(f"error: {e}", file=sys.stderr)
         if cluster is not None:
-            for i in range(len(cluster.node_procs)):
-                tail = cluster.log_tail(f"node{i + 1}")
-                if tail:
-                    print(f"--- node{i + 1} log ---\n{tail}", file=sys.stderr)
+            print_node_logs(cluster)
         return 2
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
