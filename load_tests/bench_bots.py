@@ -207,13 +207,7 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def compare(
-    tested: str,
-    fielded: str,
-    deals: int,
-    seed: int,
-    target: int,
-    segment: int,
-    workers: int,
+    tested: str, fielded: str, deals: int, seed: int, target: int, segment: int, workers: int,
     progress: Callable[[str], None],
 ) -> Summary:
     tasks = [
@@ -316,6 +310,8 @@ def main(argv: list[str] | None = None) -> None:
     if last.tested not in ("basic", "random"):
         print(f"{last.tested}_decision_ms_median: {last.ms_median:.1f}")
         print(f"{last.tested}_decision_ms_p99: {last.ms_p99:.1f}")
+
+
 
 
 if __name__ == "__main__":
