@@ -23,33 +23,24 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import ctypes
-import ipaddress
-import math
 import os
-import secrets
-import shutil
 import signal
-import socket
-import subprocess
 import sys
-import tempfile
 import time
-import urllib.request
 from collections import Counter
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-from urllib.parse import urlparse
 
-import redis
-
+from load_tests.cluster import (
+    Cluster,
+    endpoint_for,
+    require_loopback,
+    stop_on_sigterm,
+    warm_up,
+)
+from load_tests.measures import LoopLag, RedisProbe, cpu_seconds, percentile, rss_kib
 from load_tests.scenarios import Endpoint, Stats, Table
-from protocol.client import HeartsClient, guest
 
-ROOT = Path(__file__).resolve().parent.parent
 MAX_TABLES = 250
 MAX_NODES = 8
 MAX_GAMES = 20
@@ -59,262 +50,7 @@ IDLE_WINDOW = 2.0  # seconds of seated, idle players to measure Redis' backgroun
 CONNECT_AT_ONCE = 8  # tables connecting concurrently: a burst, not a stampede
 
 
-# -- processes started here ------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _die_with_parent() -> None:
-    """In the child before exec: SIGTERM it if this generator dies, so nothing outlives a run."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
-@dataclass
-class Cluster:
-    """A private redis-server and N server nodes on loopback, in one temp dir, for one run."""
-
-    nodes: int
-    workdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="hearts-load-")))
-    redis_port: int = 0
-    node_ports: list[int] = field(default_factory=list)
-    redis_proc: subprocess.Popen[bytes] | None = None
-    node_procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
-
-    @property
-    def redis_url(self) -> str:
-        return f"redis://127.0.0.1:{self.redis_port}/0"
-
-    @property
-    def endpoints(self) -> list[Endpoint]:
-        return [
-            Endpoint(f"http://127.0.0.1:{p}", f"ws://127.0.0.1:{p}/ws") for p in self.node_ports
-        ]
-
-    @property
-    def node_pids(self) -> list[int]:
-        return [p.pid for p in self.node_procs]
-
-    def _spawn(self, name: str, command: list[str], env: dict[str, str] | None = None) -> Any:
-        log = (self.workdir / f"{name}.log").open("wb")
-        return subprocess.Popen(
-            command,
-            cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            # Own session: a terminal's Ctrl-C reaches the generator, which stops them in order.
-            start_new_session=True,
-            preexec_fn=_die_with_parent,
-        )
-
-    def log_tail(self, name: str, chars: int = 2000) -> str:
-        path = self.workdir / f"{name}.log"
-        return path.read_text(errors="replace")[-chars:] if path.exists() else ""
-
-    def start(self) -> None:
-        binary = shutil.which("redis-server")
-        if binary is None:
-            raise SystemExit("redis-server not found: apt-get install redis-server, or use --url")
-        self.redis_port = free_port()
-        # The production persistence (deploy/redis.conf): the AOF's write per command is part
-        # of what a move costs. No snapshots: nothing here outlives the run.
-        self.redis_proc = self._spawn(
-            "redis",
-            [binary, "--port", str(self.redis_port), "--bind", "127.0.0.1",
-             "--dir", str(self.workdir), "--save", "", "--appendonly", "yes",
-             "--appendfsync", "everysec", "--maxmemory-policy", "noeviction"],
-        )  # fmt: skip
-        client = redis.Redis(port=self.redis_port, socket_connect_timeout=0.5)
-        try:
-            _wait("redis-server", 10, lambda: bool(client.ping()), self.redis_proc)
-        finally:
-            client.close()
-
-        secret = secrets.token_hex(32)  # one per run, shared: a token from one node works on all
-        for i in range(self.nodes):
-            port = free_port()
-            env = {
-                **os.environ,
-                "HOST": "127.0.0.1",
-                "PORT": str(port),
-                "REDIS_URL": self.redis_url,
-                "HEARTS_SECRET": secret,
-                "NODE_ID": f"load-node{i + 1}",
-                # Players answer at once; no bots play, and no pause between hands, so the
-                # server's own speed sets the pace.
-                "HEARTS_BOT_THINK": "0",
-                "HEARTS_BETWEEN_HANDS": "0",
-                "HEARTS_BOT_WORKERS": "0",
-                "HEARTS_GUEST_LIMIT": "1000000",  # every load-test guest comes from here
-                "LOG_LEVEL": "WARNING",
-            }
-            self.node_ports.append(port)
-            self.node_procs.append(
-                self._spawn(f"node{i + 1}", [sys.executable, "-m", "server"], env)
-            )
-        for i, (port, proc) in enumerate(zip(self.node_ports, self.node_procs, strict=True)):
-            url = f"http://127.0.0.1:{port}/readyz"
-            _wait(
-                f"node{i + 1} ({self.workdir / f'node{i + 1}.log'})", 30, lambda u=url: _ok(u), proc
-            )
-
-    def stop(self) -> None:
-        # Nodes first (SIGTERM drains them), then Redis.
-        for proc in self.node_procs:
-            if proc.poll() is None:
-                proc.terminate()
-        for proc in self.node_procs:
-            _reap(proc, 15)
-        if self.redis_proc is not None:
-            if self.redis_proc.poll() is None:
-                self.redis_proc.terminate()
-            _reap(self.redis_proc, 10)
-        shutil.rmtree(self.workdir, ignore_errors=True)
-
-
-def _ok(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=1) as resp:
-            return resp.status == 200
-    except OSError:
-        return False
-
-
-def _wait(what: str, seconds: float, ready: Any, proc: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{what} exited with code {proc.returncode}")
-        with contextlib.suppress(Exception):
-            if ready():
-                return
-        time.sleep(0.05)
-    raise RuntimeError(f"{what} was not ready within {seconds:.0f} s")
-
-
-def _reap(proc: subprocess.Popen[bytes], seconds: float) -> None:
-    try:
-        proc.wait(seconds)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
-# -- what the operating system and Redis say -------------------------------------------------
-
-
-def _descendants(pid: int) -> list[int]:
-    """The process and its children, grandchildren… (bot workers, if any) from /proc."""
-    found, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        found.append(current)
-        with contextlib.suppress(OSError):
-            for task in os.listdir(f"/proc/{current}/task"):
-                with open(f"/proc/{current}/task/{task}/children") as f:
-                    todo.extend(int(c) for c in f.read().split())
-    return found
-
-
-def rss_kib(pids: list[int]) -> int:
-    """VmRSS of these processes and their descendants, from /proc/PID/status."""
-    total = 0
-    for pid in (p for root in pids for p in _descendants(root)):
-        with contextlib.suppress(OSError), open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1])
-                    break
-    return total
-
-
-def cpu_seconds(pids: list[int]) -> float:
-    """User + system CPU time of these processes and their descendants, from /proc/PID/stat."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    for pid in (p for root in pids for p in _descendants(root)):
-        with contextlib.suppress(OSError), open(f"/proc/{pid}/stat") as f:
-            # Fields after the parenthesised command name; utime and stime are 14 and 15.
-            fields = f.read().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / ticks
-    return total
-
-
-@dataclass
-class RedisSnapshot:
-    total_commands: int
-    per_command: dict[str, int]
-    used_memory: int
-
-
-class RedisProbe:
-    """INFO before and after; its own INFO calls are counted and taken out of the deltas."""
-
-    def __init__(self, url: str) -> None:
-        self.client = redis.Redis.from_url(url, socket_timeout=5)
-        self.client.ping()  # connect (and any client hand-shake) before the first snapshot
-        self.own_calls = 0
-
-    def snapshot(self) -> RedisSnapshot:
-        info = self.client.info("all")
-        self.own_calls += 1
-        per_command = {
-            key.removeprefix("cmdstat_"): int(value["calls"])
-            for key, value in info.items()
-            if key.startswith("cmdstat_") and isinstance(value, dict)
-        }
-        return RedisSnapshot(
-            int(info["total_commands_processed"]), per_command, int(info["used_memory"])
-        )
-
-    def redis_pid(self) -> int:
-        self.own_calls += 1
-        return int(self.client.info("server")["process_id"])
-
-    def close(self) -> None:
-        self.client.close()
-
-
 # -- the run ---------------------------------------------------------------------------------
-
-
-def percentile(sorted_values: list[float], fraction: float) -> float:
-    """Nearest rank: the smallest value with at least this fraction of the values at or below."""
-    if not sorted_values:
-        return float("nan")
-    rank = max(1, math.ceil(fraction * len(sorted_values)))
-    return sorted_values[min(rank, len(sorted_values)) - 1]
-
-
-class LoopLag:
-    """How late this process' event loop wakes up: the generator's own share of the latency."""
-
-    def __init__(self, every: float = 0.05) -> None:
-        self.every = every
-        self.samples: list[float] = []
-        self._task: asyncio.Task[None] | None = None
-
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._run())
-
-    async def _run(self) -> None:
-        loop = asyncio.get_running_loop()
-        while True:
-            before = loop.time()
-            await asyncio.sleep(self.every)
-            self.samples.append(loop.time() - before - self.every)
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
 
 
 @dataclass
@@ -323,16 +59,6 @@ class Target:
     node_pids: list[int]
     redis_url: str | None
     description: str
-
-
-async def warm_up(endpoints: list[Endpoint], binary: bool) -> None:
-    """One guest and one socket per endpoint before the memory baseline: the first connection's
-    one-off costs (lazy imports, first buffers) are not charged to the load's connections."""
-    for endpoint in endpoints:
-        ident = await guest(endpoint.http, "warm-up")
-        client = await HeartsClient.connect(endpoint.ws, ident["token"], binary=binary)
-        await client.request("ping")
-        await client.close()
 
 
 async def run(args: argparse.Namespace, target: Target) -> int:
@@ -496,29 +222,6 @@ async def run(args: argparse.Namespace, target: Target) -> int:
 # -- arguments and targets -------------------------------------------------------------------
 
 
-def require_loopback(url: str, what: str) -> None:
-    """Load goes to this machine only: every address the host resolves to must be loopback."""
-    host = urlparse(url).hostname
-    if not host:
-        raise SystemExit(f"{what}: no host in {url!r}")
-    try:
-        addresses = {info[4][0] for info in socket.getaddrinfo(host, None)}
-    except OSError as e:
-        raise SystemExit(f"{what}: cannot resolve {host!r}: {e}") from None
-    if not addresses or not all(ipaddress.ip_address(a).is_loopback for a in addresses):
-        raise SystemExit(
-            f"{what}: {host} is not a loopback address; this tool loads only 127/8, ::1"
-        )
-
-
-def endpoint_for(url: str) -> Endpoint:
-    parsed = urlparse(url)
-    if parsed.scheme not in ("ws", "wss"):
-        raise SystemExit(f"--url must be ws:// or wss://, not {url!r}")
-    http = f"{'https' if parsed.scheme == 'wss' else 'http'}://{parsed.netloc}"
-    return Endpoint(http, url if parsed.path else url.rstrip("/") + "/ws")
-
-
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m load_tests.load", description=__doc__.split("\n\n")[0]
@@ -562,20 +265,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
             if not Path(f"/proc/{pid}").exists():
                 parser.error(f"--pid {pid}: no such process")
     return args
-
-
-@contextlib.contextmanager
-def stop_on_sigterm() -> Iterator[None]:
-    """While processes start (no event loop yet): SIGTERM ends the run like Ctrl-C."""
-
-    def interrupt(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 async def run_until_stopped(args: argparse.Namespace, target: Target) -> int:

@@ -1,0 +1,187 @@
+"""What the operating system and Redis say about a run, and how the generator summarises it.
+
+Node memory and CPU come from /proc (a node and its descendants); Redis' work from INFO
+(``commandstats`` per command, ``total_reads_processed`` for round trips: a pipeline or a
+MULTI block the server reads at once counts once). Shared by ``load_tests.load`` and
+``load_tests.paced``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import os
+from collections import Counter
+from dataclasses import dataclass
+
+import redis
+
+
+def descendants(pid: int) -> list[int]:
+    """The process and its children, grandchildren… (bot workers, if any) from /proc."""
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        with contextlib.suppress(OSError):
+            for task in os.listdir(f"/proc/{current}/task"):
+                with open(f"/proc/{current}/task/{task}/children") as f:
+                    todo.extend(int(c) for c in f.read().split())
+    return found
+
+
+def rss_kib(pids: list[int]) -> int:
+    """VmRSS of these processes and their descendants, from /proc/PID/status."""
+    total = 0
+    for pid in (p for root in pids for p in descendants(root)):
+        with contextlib.suppress(OSError), open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+                    break
+    return total
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time of these processes and their descendants, from /proc/PID/stat."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in (p for root in pids for p in descendants(root)):
+        with contextlib.suppress(OSError), open(f"/proc/{pid}/stat") as f:
+            # Fields after the parenthesised command name; utime and stime are 14 and 15.
+            fields = f.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / ticks
+    return total
+
+
+@dataclass
+class RedisSnapshot:
+    total_commands: int
+    per_command: dict[str, int]
+    used_memory: int
+    total_reads: int  # read events: round trips, a pipeline read at once counting once
+    own_calls: int  # what this probe had sent by then (this INFO included), to net it out
+    own_reads: int
+    own_per_command: dict[str, int]
+
+
+@dataclass(frozen=True)
+class RedisDelta:
+    """What others asked of Redis between two snapshots: the probe's own calls taken out."""
+
+    commands: int
+    round_trips: int
+    per_command: Counter[str]
+
+
+class RedisProbe:
+    """INFO before and after; its own calls are counted and taken out of the deltas."""
+
+    def __init__(self, url: str) -> None:
+        self.client = redis.Redis.from_url(url, socket_timeout=5)
+        self.client.ping()  # connect (and any client hand-shake) before the first snapshot
+        self.own_calls = 0
+        self.own_reads = 0
+        self.own_per_command: Counter[str] = Counter()
+
+    def _own(self, command: str, calls: int = 1, reads: int = 1) -> None:
+        self.own_calls += calls
+        self.own_reads += reads
+        self.own_per_command[command] += calls
+
+    def snapshot(self) -> RedisSnapshot:
+        info = self.client.info("all")
+        self._own("info")
+        per_command = {
+            key.removeprefix("cmdstat_"): int(value["calls"])
+            for key, value in info.items()
+            if key.startswith("cmdstat_") and isinstance(value, dict)
+        }
+        return RedisSnapshot(
+            int(info["total_commands_processed"]),
+            per_command,
+            int(info["used_memory"]),
+            int(info.get("total_reads_processed", 0)),
+            self.own_calls,
+            self.own_reads,
+            dict(self.own_per_command),
+        )
+
+    @staticmethod
+    def delta(before: RedisSnapshot, after: RedisSnapshot) -> RedisDelta:
+        """INFO counts the commands before it but its own read, so a delta between two
+        snapshots holds exactly one of the two INFOs in each count: the own-call deltas."""
+        per_command: Counter[str] = Counter()
+        for name, calls in after.per_command.items():
+            own = after.own_per_command.get(name, 0) - before.own_per_command.get(name, 0)
+            net = calls - before.per_command.get(name, 0) - own
+            if net > 0:
+                per_command[name] = net
+        return RedisDelta(
+            after.total_commands - before.total_commands - (after.own_calls - before.own_calls),
+            after.total_reads - before.total_reads - (after.own_reads - before.own_reads),
+            per_command,
+        )
+
+    def largest_hash_field(self, pattern: str, field: str, batch: int = 100) -> tuple[int, int]:
+        """(keys matching ``pattern``, the largest HSTRLEN of ``field`` among them).
+
+        SCAN, then HSTRLEN in pipelines small enough to reach Redis in one read each, so the
+        probe's round trips are known exactly and netted out of the run's."""
+        keys = largest = 0
+        cursor = 0
+        while True:
+            cursor, found = self.client.scan(cursor, match=pattern, count=1000)
+            self._own("scan")
+            for start in range(0, len(found), batch):
+                chunk = found[start : start + batch]
+                pipe = self.client.pipeline(transaction=False)
+                for key in chunk:
+                    pipe.hstrlen(key, field)
+                sizes = pipe.execute()
+                self._own("hstrlen", calls=len(chunk))
+                keys += len(chunk)
+                largest = max([largest, *(int(n) for n in sizes)])
+            if cursor == 0:
+                return keys, largest
+
+    def redis_pid(self) -> int:
+        self._own("info")
+        return int(self.client.info("server")["process_id"])
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def percentile(sorted_values: list[float], fraction: float) -> float:
+    """Nearest rank: the smallest value with at least this fraction of the values at or below."""
+    if not sorted_values:
+        return float("nan")
+    rank = max(1, math.ceil(fraction * len(sorted_values)))
+    return sorted_values[min(rank, len(sorted_values)) - 1]
+
+
+class LoopLag:
+    """How late this process' event loop wakes up: the generator's own share of the latency."""
+
+    def __init__(self, every: float = 0.05) -> None:
+        self.every = every
+        self.samples: list[float] = []
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run())
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            before = loop.time()
+            await asyncio.sleep(self.every)
+            self.samples.append(loop.time() - before - self.every)
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task

@@ -1,0 +1,474 @@
+"""Paced, open-loop load: tables of people arriving at a rate, thinking as people do.
+
+    python -m load_tests.paced --start 1 --tables 20 --arrival 5 --duration 60
+    python -m load_tests.paced --start 1 --tables 4 --think 0.05 --duration 8 --plot /tmp/p.png
+    python -m load_tests.paced --start 2 --procs 3 --ramp --ramp-start 250 --ramp-step 250 \\
+        --tables 3500 --arrival 50 --duration 900 --plot ramp.png
+    python -m load_tests.paced --url ws://127.0.0.1:8000/ws --redis-url redis://127.0.0.1:6390/0 \\
+        --pid PID [--pid PID …] --tables 100
+
+Unlike ``load_tests.load`` (closed loop: every answer at once, the server sets the pace), the
+players here think (``load_tests.think``: lognormal pauses, a few seconds to pass, a second or
+two per card; ``--think`` scales them), so the offered load is set by the number of tables,
+and latency is what a person at a table would see. Tables arrive at ``--arrival`` tables a
+second, spread over ``--procs`` generator processes (``load_tests.paced_worker``), each with its
+own lean socket players (``load_tests.paced_table``: four humans per table, or ``--bots``: a
+host and three server bots). Without ``--url`` it starts a private redis-server and N nodes
+here (``load_tests.cluster``), with the server's default clocks and its pause between hands
+and bot think time scaled by ``--think``.
+
+Measured: send → ok of every move, send → the last seat's ``card_played`` of every play; node
+CPU and Redis round trips per card, node memory per seated socket, the largest room state in
+the store, hands dealt with a stand-in secret. ``--ramp`` adds tables step by step
+(``--ramp-start``, ``--ramp-step``, each held ``--ramp-hold`` s once seated) until the p99 of
+either latency passes 50 ms or ``--tables``/``--duration`` is reached, and ends with
+``tables_held_p99_50ms: N``; a plain run ends with ``paced_latency_ms_p99: X``.
+Bounded: loopback targets only, at most 3,500 tables, 900 s, 16 generator processes, 8 nodes.
+Ctrl-C or SIGTERM stop the run cleanly and print what was measured so far (exit code 130).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import math
+import multiprocessing
+import os
+import queue
+import signal
+import sys
+import textwrap
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from load_tests.cluster import (
+    Cluster,
+    endpoint_for,
+    stop_on_sigterm,
+    warm_up,
+)
+from load_tests.measures import RedisProbe, cpu_seconds, percentile, rss_kib
+from load_tests.paced_args import node_settings, parse_args
+from load_tests.paced_report import (
+    Idle,
+    Window,
+    latency_line,
+    per_card_lines,
+    plot,
+    ramp_line,
+)
+from load_tests.paced_table import TableConfig
+from load_tests.paced_worker import Collector, WorkerSpec, worker_main
+from load_tests.scenarios import Endpoint
+
+IDLE_WINDOW = 2.0  # seconds with nothing seated: the nodes' and Redis' background rates
+
+
+@dataclass
+class Target:
+    endpoints: list[Endpoint]
+    node_pids: list[int]
+    redis_url: str | None
+    description: str
+
+
+class Stopped(Exception):
+    """Ctrl-C or SIGTERM: stop adding load, report what was measured."""
+
+
+class PacedRun:
+    def __init__(self, args: argparse.Namespace, target: Target) -> None:
+        self.args = args
+        self.target = target
+        self.got = Collector()
+        self.stop_asked = False
+        self.probe = RedisProbe(target.redis_url) if target.redis_url else None
+        pids = [self.probe.redis_pid()] if self.probe is not None else []
+        self.redis_pids = [p for p in pids if Path(f"/proc/{p}").exists()]
+        self.pattern = f"{args.key_prefix}:{{room:*}}:state"
+        self.state_max = 0
+        self.state_keys = 0
+        self.scans = 0
+        self.next_scan = 0.0
+        self.windows: list[Window] = []
+        self.t0 = 0.0
+        self.grown = 0
+        self.procs: list[multiprocessing.process.BaseProcess] = []
+        self.controls: list[Any] = []
+        self.results: Any = None
+        self.generator_rss_before = 0
+
+    # -- the workers -------------------------------------------------------------------------
+
+    def start_workers(self) -> None:
+        args = self.args
+        config = TableConfig(
+            binary=not args.json,
+            deflate=not args.no_deflate,
+            bots=args.bots,
+            target=args.target,
+            think=args.think,
+            spread=args.spread,
+            rejoin_host=args.rejoin_host,
+            verify=not args.no_verify,
+            seed=args.seed,
+        )
+        ctx = multiprocessing.get_context("spawn")
+        self.results = ctx.Queue()
+        for index in range(args.procs):
+            control = ctx.Queue()
+            spec = WorkerSpec(index, args.procs, self.target.endpoints, config)
+            proc = ctx.Process(
+                target=worker_main, args=(spec, control, self.results), name=f"paced-{index}"
+            )
+            proc.start()
+            self.procs.append(proc)
+            self.controls.append(control)
+        self.pump_until(lambda: len(self.got.ready) == args.procs, time.time() + 60, "workers")
+
+    def grow(self, tables: int) -> None:
+        """Tables ``grown..tables-1`` arrive from now at --arrival tables a second."""
+        message = ("grow", self.grown, tables, time.time(), self.args.arrival)
+        for control in self.controls:
+            control.put(message)
+        self.grown = tables
+
+    def stop_workers(self) -> None:
+        for control in self.controls:
+            with contextlib.suppress(Exception):
+                control.put(("stop",))
+        deadline = time.time() + 30
+        with contextlib.suppress(Stopped):
+            self.stop_asked = False  # a second Ctrl-C still lets the workers close their sockets
+            self.pump_until(lambda: len(self.got.done) == len(self.procs), deadline, None)
+        for proc in self.procs:
+            proc.join(max(0.1, deadline - time.time()))
+            if proc.is_alive():
+                proc.terminate()
+                proc.join(5)
+
+    def pump(self, seconds: float) -> None:
+        """Take the workers' messages for ``seconds``; scan the store on schedule."""
+        end = time.time() + seconds
+        while True:
+            if self.stop_asked:
+                raise Stopped
+            left = end - time.time()
+            if left <= 0:
+                return
+            with contextlib.suppress(queue.Empty):
+                self.got.take(self.results.get(timeout=min(0.2, left)))
+            if self.probe is not None and time.time() >= self.next_scan and self.t0 > 0:
+                self.scan_states()
+
+    def pump_until(self, done: Any, deadline: float, what: str | None) -> bool:
+        while not done():
+            if time.time() >= deadline:
+                if what is not None:
+                    raise RuntimeError(f"{what} did not start within the time given")
+                return False
+            self.pump(0.1)
+            if any(not p.is_alive() for p in self.procs) and what is not None:
+                raise RuntimeError("a generator process died")
+        return True
+
+    def scan_states(self) -> None:
+        assert self.probe is not None
+        keys, largest = self.probe.largest_hash_field(self.pattern, "s")
+        self.state_keys, self.state_max = keys, max(self.state_max, largest)
+        self.scans += 1
+        self.next_scan = time.time() + self.args.scan_every
+
+    # -- measuring ---------------------------------------------------------------------------
+
+    def idle_rates(self) -> Idle | None:
+        if not self.target.node_pids and self.probe is None:
+            return None
+        before = self.probe.snapshot() if self.probe else None
+        cpu = cpu_seconds(self.target.node_pids)
+        started = time.time()
+        self.pump(IDLE_WINDOW)
+        seconds = time.time() - started
+        cpu = cpu_seconds(self.target.node_pids) - cpu
+        after = self.probe.snapshot() if self.probe else None
+        delta = RedisProbe.delta(before, after) if before and after else None
+        return Idle(
+            seconds,
+            cpu / seconds,
+            (delta.commands / seconds) if delta else 0.0,
+            (delta.round_trips / seconds) if delta else 0.0,
+        )
+
+    def open_window(self, label: str, tables: int) -> Window:
+        window = Window(label, tables, time.time())
+        window.cpu_nodes = -cpu_seconds(self.target.node_pids)
+        window.cpu_redis = -cpu_seconds(self.redis_pids)
+        window.cpu_generators = -cpu_seconds([p.pid for p in self.procs if p.pid])
+        window.redis_start = self.probe.snapshot() if self.probe else None
+        self.windows.append(window)
+        return window
+
+    def close_window(self, window: Window) -> None:
+        window.end = time.time()
+        window.cpu_nodes += cpu_seconds(self.target.node_pids)
+        window.cpu_redis += cpu_seconds(self.redis_pids)
+        window.cpu_generators += cpu_seconds([p.pid for p in self.procs if p.pid])
+        if self.probe is not None and window.redis_start is not None:
+            window.redis = RedisProbe.delta(window.redis_start, self.probe.snapshot())
+        window.rss_kib = rss_kib(self.target.node_pids)
+        window.generator_rss_kib = rss_kib([p.pid for p in self.procs if p.pid])
+        window.tables_held, window.sockets = self.got.tables, self.got.sockets
+
+    def finish_window(self, window: Window) -> None:
+        """After the workers' last batches: the latency samples of moves sent in it."""
+        window.fill(self.got.ok, self.got.last_seat, self.got.cards, self.got.lag_batches)
+
+    # -- the run -----------------------------------------------------------------------------
+
+    def seat(self, tables: int, deadline: float) -> bool:
+        """Grow to ``tables`` and wait until they are seated (or failed); False at the deadline."""
+        self.grow(tables)
+        return self.pump_until(
+            lambda: (
+                self.got.tables + self.got.counts["tables_failed"] >= tables
+                and self.got.setting_up == 0
+            ),
+            deadline,
+            None,
+        )
+
+    def execute(self) -> int:
+        args = self.args
+        interrupted = False
+        idle: Idle | None = None
+        rss_before = 0
+        try:
+            asyncio.run(warm_up(self.target.endpoints, not args.json))
+            self.start_workers()
+            time.sleep(0.5)
+            rss_before = rss_kib(self.target.node_pids)
+            self.generator_rss_before = rss_kib([p.pid for p in self.procs if p.pid])
+            idle = self.idle_rates()
+            self.t0 = time.time()
+            deadline = self.t0 + args.duration
+            self.next_scan = self.t0
+            if args.ramp:
+                self.ramp(deadline)
+            else:
+                seated = self.seat(args.tables, deadline)
+                if seated and time.time() < deadline:
+                    window = self.open_window("steady", args.tables)
+                    self.pump(deadline - time.time())
+                    self.close_window(window)
+        except Stopped:
+            interrupted = True
+            print("interrupted: stopping the generators; the report is of the run so far",
+                  file=sys.stderr)  # fmt: skip
+            for window in self.windows:
+                if window.end == 0.0:
+                    self.close_window(window)
+        finally:
+            if self.procs:
+                self.stop_workers()
+        if self.probe is not None:
+            with contextlib.suppress(Exception):
+                self.scan_states()  # at the end: every room of the run is still in the store
+            self.probe.close()
+        for window in self.windows:
+            self.finish_window(window)
+        lines = self.report(idle, rss_before, interrupted)
+        print("\n".join(lines), flush=True)
+        if args.plot:
+            plot(
+                Path(args.plot), self.t0, self.got.ok, self.got.last_seat, self.got.timeline,
+                self.windows if args.ramp else [], textwrap.fill(lines[0], 130),
+            )  # fmt: skip
+        if interrupted:
+            return 130
+        return 1 if sum(self.got.errors.values()) or self.got.counts["stand_in_seat_hands"] else 0
+
+    def ramp(self, deadline: float) -> None:
+        args = self.args
+        level = min(args.ramp_start, args.tables)
+        while True:
+            seated = self.seat(level, deadline)
+            if not seated or deadline - time.time() < args.ramp_hold / 2:
+                return  # out of time: this step cannot be judged
+            window = self.open_window(f"ramp {level}", level)
+            self.pump(min(args.ramp_hold, deadline - time.time()))
+            self.close_window(window)
+            got = self.got
+            window.fill(got.ok, got.last_seat, got.cards, got.lag_batches)  # enough to judge
+            print(ramp_line(window), file=sys.stderr, flush=True)
+            if not window.held() or level >= args.tables:
+                return
+            level = min(args.tables, level + args.ramp_step)
+
+    # -- the report --------------------------------------------------------------------------
+
+    def headline(self) -> Window | None:
+        """The window the per-card figures come from: the last ramp step held, else the first."""
+        held = [w for w in self.windows if w.held()]
+        return held[-1] if held else (self.windows[0] if self.windows else None)
+
+    def report(self, idle: Idle | None, rss_before: int, interrupted: bool) -> list[str]:
+        args, got = self.args, self.got
+        out: list[str] = []
+        say = out.append
+        seating = "a host and 3 bots" if args.bots else "4 players"
+        say(
+            f"paced: {self.target.description}; {'JSON' if args.json else 'msgpack'} frames, "
+            f"{'no ' if args.no_deflate else ''}deflate offered; {seating} per table, "
+            f"{'spread over' if args.spread else 'each table on one of'} "
+            f"{len(self.target.endpoints)} endpoint(s); think x{args.think:g}; "
+            f"{args.procs} generator process(es)" + ("; INTERRUPTED" if interrupted else "")
+        )
+        seated = got.counts["tables_seated"]
+        arrival_span = f"{seated / max(1e-9, self._seating_span()):.1f}" if seated > 1 else "-"
+        say(
+            f"tables: {seated} seated of {self.grown} arrived (failed "
+            f"{got.counts['tables_failed']})  sockets: {got.counts['sockets']} opened  arrival: "
+            f"{args.arrival:g} tables/s wanted, "
+            f"{arrival_span} seated/s"
+        )
+        say(
+            f"moves: cards {got.counts['cards']} (all seats' {got.counts['table_cards']})  "
+            f"passes {got.counts['passes']}  moon choices "
+            f"{got.counts['moons']}  hands {got.counts['hands']}  games {got.counts['games']}  "
+            f"audits verified {got.counts['audits_verified']} (failed "
+            f"{got.counts['audits_failed']})"
+        )
+        for window in self.windows if args.ramp else []:
+            say(ramp_line(window))
+        head = self.headline()
+        if head is None:
+            say("window: none  (the run ended before every table was seated)")
+        else:
+            say(
+                f"window: {head.label}, {head.seconds:.1f} s with {head.tables_held} tables "
+                f"({head.sockets} sockets) seated: {head.cards} cards = "
+                f"{head.cards / head.seconds:.0f} cards/s"
+            )
+            say(latency_line("move_latency_ms", head.ok_ms, "send → ok, every move"))
+            say(
+                latency_line(
+                    "last_seat_latency_ms", head.last_seat_ms,
+                    "send → the last seat's card_played, every play",
+                )
+            )  # fmt: skip
+            out.extend(per_card_lines(head, idle, len(self.target.node_pids)))
+        if self.probe is not None or self.scans:
+            say(
+                f"state_bytes_max: {self.state_max}  (largest HSTRLEN of field s of "
+                f"{self.pattern} over {self.scans} scans, {self.state_keys} keys at the last)"
+            )
+        else:
+            say("state_bytes_max: not measured  (pass --redis-url)")
+        if head is not None and self.target.node_pids and head.sockets:
+            per_socket = (head.rss_kib - rss_before) / head.sockets
+            say(
+                f"memory_per_socket_kib: {per_socket:.1f}  (node VmRSS {rss_before} KiB before, "
+                f"{head.rss_kib} at the end of the window, / {head.sockets} seated sockets"
+                + ("; with --bots the bot workers' start is in it)" if args.bots else ")")
+            )
+        else:
+            say("memory_per_socket_kib: not measured")
+        if head is not None and head.sockets:
+            grown = head.generator_rss_kib - self.generator_rss_before
+            say(
+                f"generator_rss_kib: {head.generator_rss_kib}  ({args.procs} process(es); "
+                f"{grown / head.sockets:.1f} per socket over the {self.generator_rss_before} "
+                "before)"
+            )
+        if head is not None:
+            cores = os.cpu_count() or 0
+            say(
+                f"cpu_cores_busy: nodes {head.cpu_nodes / head.seconds:.2f}  redis "
+                f"{head.cpu_redis / head.seconds:.2f}  generators "
+                f"{head.cpu_generators / head.seconds:.2f}  (of {cores} on this machine)"
+            )
+        lags = sorted(got.lag)
+        say(
+            f"generator_loop_lag_ms: p50 {percentile(lags, 0.5) * 1000:.1f}  p99 "
+            f"{percentile(lags, 0.99) * 1000:.1f}  max {(lags[-1] if lags else 0) * 1000:.1f}  "
+            "(the generators' own delay, inside every latency above)"
+        )
+        humans = 1 if args.bots else 4
+        say(
+            f"stand_in_seat_hands: {got.counts['stand_in_seat_hands']}  (seats the audit marked "
+            f"absent, of {humans * got.counts['hands']} human seat-hands)"
+        )
+        errors = sum(got.errors.values())
+        detail = ", ".join(f"{k} x{v}" for k, v in got.errors.most_common(8))
+        say(f"errors: {errors}" + (f"  ({detail})" if detail else ""))
+        if args.plot:
+            say(f"plot: {args.plot}")
+        if args.ramp:
+            held = [w.tables for w in self.windows if w.held()]
+            say(f"tables_held_p99_50ms: {max(held) if held else 0}")
+        else:
+            say(f"paced_latency_ms_p99: {head.p99() if head else math.nan:.1f}")
+        return out
+
+    def _seating_span(self) -> float:
+        seated = [at for at, n in self.got.timeline if n > 0]
+        full = [at for at, n in self.got.timeline if n >= self.got.counts["tables_seated"]]
+        return (full[0] - self.t0) if seated and full else math.inf
+
+
+def print_node_logs(cluster: Cluster) -> None:
+    for i in range(len(cluster.node_procs)):
+        tail = cluster.log_tail(f"node{i + 1}", 4000)
+        if tail:
+            print(f"--- node{i + 1} log (its end) ---\n{tail}", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    cluster: Cluster | None = None
+    run: PacedRun | None = None
+
+    def ask_stop(signum: int, frame: Any) -> None:
+        if run is not None:
+            run.stop_asked = True
+
+    try:
+        if args.url is not None:
+            target = Target([endpoint_for(args.url)], args.pid, args.redis_url, args.url)
+        else:
+            cluster = Cluster(args.start, settings=node_settings(args))
+            with stop_on_sigterm():
+                cluster.start()
+            target = Target(
+                cluster.endpoints,
+                cluster.node_pids,
+                cluster.redis_url,
+                f"{args.start} node(s) started here, private redis-server (AOF everysec)",
+            )
+        run = PacedRun(args, target)
+        signal.signal(signal.SIGINT, ask_stop)
+        signal.signal(signal.SIGTERM, ask_stop)
+        code = run.execute()
+        if code == 1 and cluster is not None:  # errors or stand-ins: what the nodes logged
+            print_node_logs(cluster)
+        return code
+    except KeyboardInterrupt:
+        print("interrupted while starting", file=sys.stderr)
+        return 130
+    except RuntimeError as e:
+        print(f"error: {e}", file=sys.stderr)
+        if cluster is not None:
+            print_node_logs(cluster)
+        return 2
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        if cluster is not None:
+            cluster.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
