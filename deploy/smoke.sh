@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The container deployment, run for real: build the images, bring compose.yaml up (Redis with its
 # append-only file, three nodes, HAProxy routing by room), play a whole game through the
-# balancer with four scripted players, `docker kill` the node serving the room mid-hand, recreate
-# the Redis container from its volume, check no acknowledged move was lost, tear down.
+# balancer with four scripted players, `docker kill` the node serving the room mid-hand, kill the
+# Redis container and create a new one on its volume, check no acknowledged move was lost, tear
+# down.
 #
 #   deploy/smoke.sh            # or: make deploy-test
 #   deploy/smoke.sh --keep     # leave the stack up afterwards (docker-compose -p hearts-smoke …)
@@ -10,15 +11,18 @@
 # Needs root (it starts dockerd when none answers, and installs docker.io, docker-compose and
 # debootstrap with apt-get when missing). Docker Hub need not be reachable: every image is built
 # on a local Debian base made once with debootstrap (cached in $HEARTS_BASE_DIR, default
-# /var/cache/hearts-base/bookworm, imported as hearts-base:bookworm); Redis and HAProxy are
+# /var/cache/hearts-base/bookworm, imported as $HEARTS_BASE_IMAGE, default
+# hearts-base:bookworm); Redis and HAProxy are
 # Debian's packages on it (Dockerfile.redis, Dockerfile.haproxy). Only the Debian mirror and
 # PyPI are used. Prints `name: value` figures; the last line is `moves_lost: N`. Exits non-zero
 # when any step fails, keeping the containers' logs in the printed directory.
 set -euo pipefail
-
+# The whole script is one function, read before it runs: editing the file during a run (or a
+# checkout changing it) cannot make bash execute a half-read line.
+main() {
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BASE_DIR=${HEARTS_BASE_DIR:-/var/cache/hearts-base/bookworm}
-BASE_IMAGE=hearts-base:bookworm
+BASE_IMAGE=${HEARTS_BASE_IMAGE:-hearts-base:bookworm}
 PROJECT=hearts-smoke
 KEEP=0
 case "${1:-}" in
@@ -33,6 +37,9 @@ if [[ -z "$PYTHON" ]]; then
     if [[ -x "$ROOT/.venv/bin/python" ]]; then PYTHON="$ROOT/.venv/bin/python"; else PYTHON=python3; fi
 fi
 [[ $(id -u) -eq 0 ]] || { echo "run as root: it starts dockerd and builds images" >&2; exit 1; }
+# The players are the project's own client: they need its dependencies (make sets them up).
+"$PYTHON" -c 'import websockets, msgpack' 2>/dev/null \
+    || { echo "$PYTHON lacks the project's dependencies: run make deploy-test" >&2; exit 1; }
 # Builds are CPU- and disk-heavy on a shared machine: everything below runs niced.
 renice -n 10 $$ >/dev/null
 
@@ -63,6 +70,7 @@ figure storage_driver "$(docker info --format '{{.Driver}}')"
 
 # -- the local base: Debian 12 (Python 3.11), what python:3.11-slim would give ---------------
 if ! docker image inspect "$BASE_IMAGE" >/dev/null 2>&1; then
+    base_start=$(now)
     if [[ ! -x "$BASE_DIR/usr/bin/python3" ]]; then
         echo "debootstrap bookworm into $BASE_DIR (once; a few minutes)…" >&2
         rm -rf "$BASE_DIR.partial"
@@ -105,6 +113,7 @@ EOF
     find "$BASE_DIR/usr/share/locale" -mindepth 1 -maxdepth 1 ! -name locale.alias -exec rm -rf {} +
     tar --numeric-owner -C "$BASE_DIR" -c . \
         | docker import -c 'CMD ["/bin/bash"]' -c 'ENV LANG=C.UTF-8' - "$BASE_IMAGE" >/dev/null
+    figure base_build_s "$(elapsed "$base_start")"
 fi
 figure base_image_mb "$(( $(docker image inspect "$BASE_IMAGE" --format '{{.Size}}') / 1000000 ))"
 
@@ -140,6 +149,7 @@ HEARTS_SECRET=$("$PYTHON" -c 'import secrets; print(secrets.token_hex(32))')
 compose() { docker-compose -p "$PROJECT" -f deploy/compose.yaml "$@"; }
 LOGS=$(mktemp -d -t hearts-smoke-XXXXXX)
 
+# shellcheck disable=SC2317  # run by the EXIT trap
 teardown() {
     local status=$?
     compose logs --no-color >"$LOGS/compose.log" 2>&1 || true
@@ -165,7 +175,23 @@ EOF
 done
 (( ready )) || { echo "/readyz never answered through the balancer" >&2; exit 1; }
 figure time_to_ready_s "$(elapsed "$up_start")"
+# The image's HEALTHCHECK, as Docker runs it (its first check comes ~10 s after the start).
+healthy=0
+for _ in $(seq 60); do
+    healthy=0
+    for service in node1 node2 node3; do
+        status=$(docker inspect -f '{{.State.Health.Status}}' "$(compose ps -q "$service")")
+        [[ $status == healthy ]] && healthy=$((healthy + 1))
+    done
+    (( healthy == 3 )) && break
+    sleep 0.5
+done
+figure nodes_healthy "$healthy/3"
+figure time_to_healthy_s "$(elapsed "$up_start")"
+figure redis_appendonly "$(compose exec -T redis redis-cli config get appendonly | tail -1)"
 
 # -- the game, the kill, the Redis restart ---------------------------------------------------
 PYTHONPATH=$ROOT "$PYTHON" deploy/smoke_play.py --url "http://127.0.0.1:$LB_PORT" \
     --compose "docker-compose -p $PROJECT -f deploy/compose.yaml"
+}
+main "$@"; exit $?
