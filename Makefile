@@ -35,6 +35,6 @@ bench: $(STAMP)
 
 # The container deployment for real (as root: starts dockerd, builds a local Debian base once,
 # brings compose.yaml up, plays a game while a node and Redis are killed, tears down). Not part
-# of `make test`: about a minute with the base cached, several the first time. See README.
+# of `make test`: about two minutes with the base cached, five the first time. See README.
 deploy-test: $(STAMP)
 	deploy/smoke.sh
