@@ -96,7 +96,12 @@ def test_dockerfile() -> None:
     assert instructions[0] == "ARG BASE=python:3.11-slim"
     stages = re.findall(r"^FROM (\S+)", text, re.M)
     assert stages and set(stages) == {"${BASE}"}
-    assert re.search(r"^RUN /opt/hearts/bin/pip install \.", text, re.M)
+    # Dependencies in their own layer, from pyproject.toml alone; then the sources, without
+    # dependencies (so an edit of the code does not reinstall them).
+    deps = text.index("COPY pyproject.toml ./")
+    sources = text.index("COPY server ./server")
+    assert deps < text.index("/opt/hearts/bin/pip install . ") < sources
+    assert sources < text.index("/opt/hearts/bin/pip install --no-deps .")
     assert "COPY --from=build /opt/hearts /opt/hearts" in text
     assert re.search(r"PATH=/opt/hearts/bin:", text), "python must be the venv's"
     assert re.search(r"^USER hearts$", text, re.M), "the server must not run as root"
