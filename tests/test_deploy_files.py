@@ -8,9 +8,17 @@ fails here instead of being silently ignored by every container.
 from __future__ import annotations
 
 import ast
+import copy
+import importlib.util
 import re
 import shutil
+import socket
 import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -27,6 +35,7 @@ RUNTIME_ENV = {
     "PYTHONUNBUFFERED",
     "PIP_NO_CACHE_DIR",
     "PIP_DISABLE_PIP_VERSION_CHECK",
+    "PATH",
 }
 
 
@@ -83,8 +92,18 @@ def yaml() -> Any:
 def test_dockerfile() -> None:
     text = (DEPLOY / "Dockerfile").read_text()
     instructions = [line for line in text.splitlines() if line and not line.startswith("#")]
-    assert instructions[0] == "FROM python:3.11-slim"
-    assert re.search(r"^RUN pip install \.", text, re.M)
+    # The base is a build argument defaulting to the public image; every stage starts from it.
+    assert instructions[0] == "ARG BASE=python:3.11-slim"
+    stages = re.findall(r"^FROM (\S+)", text, re.M)
+    assert stages and set(stages) == {"${BASE}"}
+    # Dependencies in their own layer, from pyproject.toml alone; then the sources, without
+    # dependencies (so an edit of the code does not reinstall them).
+    deps = text.index("COPY pyproject.toml ./")
+    sources = text.index("COPY server ./server")
+    assert deps < text.index("/opt/hearts/bin/pip install . ") < sources
+    assert sources < text.index("/opt/hearts/bin/pip install --no-deps .")
+    assert "COPY --from=build /opt/hearts /opt/hearts" in text
+    assert re.search(r"PATH=/opt/hearts/bin:", text), "python must be the venv's"
     assert re.search(r"^USER hearts$", text, re.M), "the server must not run as root"
     assert re.search(r"HOST=0\.0\.0\.0", text) and re.search(r"^EXPOSE 8000$", text, re.M)
     assert re.search(r"^HEALTHCHECK .*\n?.*/healthz", text, re.M)
@@ -95,6 +114,27 @@ def test_dockerfile() -> None:
     ignore = (DEPLOY / "Dockerfile.dockerignore").read_text()
     for package in ("protocol", "server", "matchmaker"):
         assert f"COPY {package} " in text and f"!{package}/" in ignore
+
+
+@pytest.mark.parametrize(
+    ("dockerfile", "config", "user"),
+    [
+        ("Dockerfile.redis", "/usr/local/etc/redis/redis.conf", "redis"),
+        ("Dockerfile.haproxy", "/usr/local/etc/haproxy/haproxy.cfg", "haproxy"),
+    ],
+)
+def test_local_redis_and_haproxy_images_stand_in_for_the_public_ones(
+    dockerfile: str, config: str, user: str, compose: dict[str, Any]
+) -> None:
+    """Built on the local base from Debian's packages, they read the config where compose mounts
+    it (the public images' paths), and run as the package's own user."""
+    text = (DEPLOY / dockerfile).read_text()
+    assert re.search(r"^ARG BASE=\S+", text, re.M) and re.search(r"^FROM \$\{BASE\}", text, re.M)
+    assert re.search(r"apt-get install -y --no-install-recommends \S+", text)
+    assert re.search(rf"^USER {user}$", text, re.M)
+    assert config in text
+    mounts = [v for s in compose["services"].values() for v in s.get("volumes", [])]
+    assert any(m.split(":")[1] == config for m in mounts)
 
 
 # -- compose ---------------------------------------------------------------------------------
@@ -121,6 +161,65 @@ def test_compose_nodes_share_the_secret_and_redis(compose: dict[str, Any]) -> No
     assert redis_url.hostname in services and redis_url.port == 6379
     ids = {s["environment"]["NODE_ID"] for s in nodes.values()}
     assert len(ids) == 3
+
+
+def test_compose_images_default_to_public_ones_and_can_be_local(compose: dict[str, Any]) -> None:
+    services = compose["services"]
+    assert services["redis"]["image"] == "${REDIS_IMAGE:-redis:7-alpine}"
+    assert services["haproxy"]["image"] == "${HAPROXY_IMAGE:-haproxy:2.8}"
+    for name, service in services.items():
+        if "build" in service:
+            assert service["image"] == "${HEARTS_IMAGE:-hearts-live:local}", name
+            assert service["build"]["args"] == {"BASE": "${HEARTS_BASE:-python:3.11-slim}"}
+            assert service["build"]["dockerfile"] == "deploy/Dockerfile"
+
+
+def _compose_variables() -> set[str]:
+    return set(re.findall(r"\$\{([A-Z_]+)", (DEPLOY / "compose.yaml").read_text()))
+
+
+def test_smoke_script_sets_every_compose_variable() -> None:
+    script = (DEPLOY / "smoke.sh").read_text()
+    exported = set(re.findall(r"\b([A-Z_]+)=", script[script.index("export HEARTS_SECRET") :]))
+    assert _compose_variables() <= exported | {"HEARTS_SECRET"}
+
+
+@pytest.mark.skipif(
+    shutil.which("docker-compose") is None, reason="docker-compose is not installed"
+)
+@pytest.mark.parametrize("local", [False, True], ids=["public-images", "local-images"])
+def test_docker_compose_accepts_the_file(local: bool, tmp_path: Path) -> None:
+    """Debian's docker-compose (1.29, the oldest one the README names) parses and resolves it;
+    this needs no engine."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "HEARTS_SECRET": "x" * 64}
+    if local:
+        env |= {
+            "HEARTS_BASE": "hearts-base:bookworm",
+            "HEARTS_IMAGE": "hearts-live:local",
+            "REDIS_IMAGE": "hearts-redis:local",
+            "HAPROXY_IMAGE": "hearts-haproxy:local",
+            "HEARTS_LISTEN": "127.0.0.1:18000",
+        }
+    result = subprocess.run(
+        ["docker-compose", "-p", "hearts-check", "-f", str(DEPLOY / "compose.yaml"), "config"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    image = "hearts-redis:local" if local else "redis:7-alpine"
+    assert f"image: {image}" in result.stdout
+    # Without the secret it refuses to start at all, with a sentence saying why.
+    del env["HEARTS_SECRET"]
+    refused = subprocess.run(
+        ["docker-compose", "-p", "hearts-check", "-f", str(DEPLOY / "compose.yaml"), "config"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert refused.returncode != 0 and "HEARTS_SECRET" in refused.stderr
 
 
 def test_compose_env_names_are_settings(compose: dict[str, Any]) -> None:
@@ -171,7 +270,9 @@ def test_redis_conf_keeps_rooms_across_restarts() -> None:
 
 def test_haproxy_cfg_shape() -> None:
     directives = _directives((DEPLOY / "haproxy.cfg").read_text())
-    assert "balance leastconn" in directives
+    # Sockets name their room (/ws?room=CODE): hashed, consistently, so a room's seats meet.
+    assert "balance url_param room" in directives
+    assert "hash-type consistent" in directives
     assert any("/readyz" in d for d in directives)
     assert any(d.startswith("timeout tunnel") for d in directives)
     # No stickiness: any node serves any player.
@@ -194,21 +295,121 @@ def test_haproxy_cfg_passes_haproxy_check() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+class _StubNode:
+    """An HTTP server that answers 200 to everything (so /readyz passes): a node to route to."""
+
+    def __init__(self) -> None:
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _Ok)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class _Ok(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("content-length", "2")
+        self.end_headers()
+        self.wfile.write(b"ok")
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _local_haproxy_cfg(lb: int, stats: int, ports: list[int]) -> str:
+    """deploy/haproxy.cfg with local addresses on its marked lines (as local-cluster.sh does)."""
+    out = []
+    for line in (DEPLOY / "haproxy.cfg").read_text().splitlines():
+        if "# @lb-bind" in line:
+            line = f"    bind 127.0.0.1:{lb}"
+        elif "# @stats-bind" in line:
+            line = f"    bind 127.0.0.1:{stats}"
+        elif re.match(r"\s*server node\d+ ", line):
+            continue
+        elif "# @servers" in line:
+            line += "".join(
+                f"\n    server node{i + 1} 127.0.0.1:{port}" for i, port in enumerate(ports)
+            )
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+@pytest.mark.skipif(shutil.which("haproxy") is None, reason="haproxy is not installed")
+def test_haproxy_routes_a_room_to_one_node_and_moves_only_a_dead_nodes_rooms(
+    tmp_path: Path,
+) -> None:
+    nodes = [_StubNode() for _ in range(3)]
+    lb = _free_port()
+    cfg = tmp_path / "haproxy.cfg"
+    cfg.write_text(_local_haproxy_cfg(lb, _free_port(), [n.port for n in nodes]))
+    proxy = subprocess.Popen(
+        ["haproxy", "-db", "-f", str(cfg)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+
+    def node_for(path: str) -> str:
+        with urllib.request.urlopen(f"http://127.0.0.1:{lb}{path}", timeout=5) as r:
+            return str(r.headers["X-Hearts-Node"])
+
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                node_for("/readyz")
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "haproxy did not start"
+                time.sleep(0.1)
+        time.sleep(2.5)  # every node's health checks have passed (rise 2, inter 1s)
+        rooms = [f"room{i:02d}" for i in range(30)]
+        placed = {room: node_for(f"/ws?room={room}") for room in rooms}
+        # One room, one node, every time; the rooms spread over all three.
+        assert all(node_for(f"/ws?room={room}") == placed[room] for room in rooms[:10])
+        assert set(placed.values()) == {"node1", "node2", "node3"}
+        # Without a room (the HTTP API, quick play): round-robin over every node.
+        assert {node_for("/api/ladder") for _ in range(6)} == {"node1", "node2", "node3"}
+        # node1 dies: its rooms go elsewhere at once, every other room stays where it was.
+        nodes[0].stop()
+        moved = {room: node_for(f"/ws?room={room}") for room in rooms}
+        for room in rooms:
+            if placed[room] == "node1":
+                assert moved[room] in ("node2", "node3")
+            else:
+                assert moved[room] == placed[room], room
+    finally:
+        proxy.terminate()
+        proxy.wait(10)
+        for n in nodes[1:]:
+            n.stop()
+
+
 # -- the local cluster script ----------------------------------------------------------------
 
 
-def test_local_cluster_script_parses() -> None:
-    script = DEPLOY / "local-cluster.sh"
+SCRIPTS = ["local-cluster.sh", "smoke.sh"]
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_scripts_parse(name: str) -> None:
+    script = DEPLOY / name
     result = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
-    assert script.stat().st_mode & 0o111, "local-cluster.sh should be executable"
+    assert script.stat().st_mode & 0o111, f"{name} should be executable"
 
 
 @pytest.mark.skipif(shutil.which("shellcheck") is None, reason="shellcheck is not installed")
-def test_local_cluster_script_shellcheck() -> None:
-    result = subprocess.run(
-        ["shellcheck", str(DEPLOY / "local-cluster.sh")], capture_output=True, text=True
-    )
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_scripts_shellcheck(name: str) -> None:
+    result = subprocess.run(["shellcheck", str(DEPLOY / name)], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout
 
 
@@ -312,3 +513,72 @@ def test_k8s_matchmaker(k8s: dict[tuple[str, str], dict[str, Any]]) -> None:
     names = _env_names(container, k8s)
     assert names <= MATCHMAKER_ENV, f"unknown settings {names - MATCHMAKER_ENV}"
     assert "REDIS_URL" in names
+
+
+@pytest.fixture(scope="module")
+def kubernetes_validate() -> Any:
+    return pytest.importorskip("kubernetes_validate")
+
+
+def test_k8s_manifests_pass_the_kubernetes_schema(
+    kubernetes_validate: Any, k8s: dict[tuple[str, str], dict[str, Any]]
+) -> None:
+    """Strict: an unknown field (a typo in a probe, a misplaced key) fails, not just a bad type."""
+    version = kubernetes_validate.latest_version()
+    for (kind, name), obj in k8s.items():
+        try:
+            kubernetes_validate.validate(obj, version, strict=True)
+        except kubernetes_validate.ValidationError as e:
+            pytest.fail(f"{kind}/{name}: {e.message} at {list(e.path)}")
+
+
+def test_the_schema_check_can_fail(
+    kubernetes_validate: Any, k8s: dict[tuple[str, str], dict[str, Any]]
+) -> None:
+    version = kubernetes_validate.latest_version()
+    deployment = copy.deepcopy(k8s[("Deployment", "hearts-server")])
+    deployment["spec"]["replicas"] = "three"
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(deployment, version, strict=True)
+    deployment = copy.deepcopy(k8s[("Deployment", "hearts-server")])
+    deployment["spec"]["template"]["spec"]["containers"][0]["readinessProbe"]["httpGett"] = {}
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(deployment, version, strict=True)
+
+
+# -- the smoke run's bookkeeping -------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def smoke_play() -> Any:
+    spec = importlib.util.spec_from_file_location("smoke_play", DEPLOY / "smoke_play.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while it loads
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_smoke_counts_a_move_lost_only_when_the_room_no_longer_shows_it(smoke_play: Any) -> None:
+    Ack = smoke_play.Ack
+    view = {
+        "game": {
+            "hand_number": 2,
+            "tricks": [{"leader": 0, "cards": ["2C", "3C", "4C", "5C"]}],
+            "trick": {"leader": 1, "cards": ["AC"]},
+            "passed": ["QS", "KS", "AS"],
+        }
+    }
+    kept = [
+        Ack("play", 1, ["QH"], 10),  # an earlier hand: it ended, so all its plays were stored
+        Ack("play", 2, ["3C"], 40),
+        Ack("play", 2, ["AC"], 45),  # in the trick under way
+        Ack("pass", 2, ["AS", "QS", "KS"], 30),
+    ]
+    assert smoke_play.lost_moves(kept, view) == 0
+    lost = [
+        Ack("play", 2, ["KC"], 46),  # acknowledged, but not among the hand's cards
+        Ack("pass", 2, ["2H", "3H", "4H"], 30),  # not what the room says this seat passed
+        Ack("play", 3, ["2C"], 80),  # a hand the room has not reached
+    ]
+    assert smoke_play.lost_moves(kept + lost, view) == 3
