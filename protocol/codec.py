@@ -30,7 +30,8 @@ class Codec:
 
     def encode(self, message: dict[str, Any]) -> bytes | str:
         if self.binary:
-            return msgpack.packb(message, use_bin_type=True)
+            data: bytes = msgpack.packb(message, use_bin_type=True)
+            return data
         return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
 
     def decode(self, frame: bytes | str) -> dict[str, Any]:

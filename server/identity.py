@@ -46,7 +46,7 @@ class GuestTokens:
     def verify(self, token: str) -> Identity | None:
         """The guest this token names, or None if it is forged, malformed or too old."""
         try:
-            claims = self._serializer.loads(token, max_age=self.max_age)
+            claims = self._serializer.loads(token, max_age=int(self.max_age))
             return Identity(player=str(claims["p"]), name=clean_name(claims["n"]))
         except (BadSignature, ValueError, KeyError, TypeError):
             return None

@@ -70,7 +70,7 @@ def _ascii_lookalike(ch: str) -> str:
     if ch.isascii():
         return ch
     for glyph in confusables.confusables_data.get(ch, ()):
-        c = glyph["c"]
+        c = str(glyph["c"])
         if len(c) == 1 and c.isascii() and c.isalnum():
             return c
     return ch

@@ -78,7 +78,7 @@ class QuickPlay:
         player, name = conn.identity.player, conn.identity.name
         now = self.node.rooms.clock()
         rating = (await self.league.get_players([player]))[player]
-        entry = QueueEntry(player, display_rating(rating.rating), target, now)
+        entry = QueueEntry(player, display_rating(rating.rating), 50 if target == 50 else 100, now)
         if not await self.league.enqueue(entry, name, now=now):
             # A table was already found for this player: go there instead.
             room = await self.league.take_assignment(player)

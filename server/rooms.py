@@ -48,7 +48,8 @@ ARCHIVED_EVENTS = {"hand_over": "over", "hand_audit": "audit"}  # event -> recor
 
 
 def encode_event(event: Event) -> bytes:
-    return msgpack.packb([event.audience, event.type, event.data], use_bin_type=True)
+    data: bytes = msgpack.packb([event.audience, event.type, event.data], use_bin_type=True)
+    return data
 
 
 def decode_event(data: bytes) -> Event:

@@ -78,4 +78,4 @@ def origin_allowed(origin: str | None, host: str | None, allowed: Iterable[str])
     if origin in {o for a in allowed if (o := _origin_of(a))}:
         return True
     parts = urlsplit(origin)
-    return bool(host) and parts.scheme in ("http", "https") and parts.netloc == host.lower()
+    return host is not None and parts.scheme in ("http", "https") and parts.netloc == host.lower()

@@ -9,13 +9,13 @@ Bots are given exactly this, never the ``Game``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from protocol.cards import card_name, names_of
 from server.rules import Game, HandPhase, PassDirection, points_in, trick_winner
 from server.rules.game import Phase
 
-DIRECTION_NAMES = {
+DIRECTION_NAMES: dict[PassDirection, Literal["left", "right", "across", "none"]] = {
     PassDirection.LEFT: "left",
     PassDirection.RIGHT: "right",
     PassDirection.ACROSS: "across",

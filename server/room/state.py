@@ -209,7 +209,8 @@ class RoomState:
             "outage_seen": self.outage_seen,
             "rating_due": self.rating_due,
         }
-        return msgpack.packb(value, use_bin_type=True)
+        data: bytes = msgpack.packb(value, use_bin_type=True)
+        return data
 
     @classmethod
     def from_bytes(cls, data: bytes) -> RoomState:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from enum import StrEnum
+from typing import Any
 
 from .errors import IllegalMove
 from .hand import Hand, HandPhase, PassDirection
@@ -199,17 +200,17 @@ class Game:
         ]
 
     @classmethod
-    def from_value(cls, value: Sequence[object]) -> Game:
+    def from_value(cls, value: Sequence[Any]) -> Game:
         rules, scores, hand_number, hand, history, moon_chooser, playoff, over, winners = value
-        game = cls(Rules.from_value(rules))  # type: ignore[arg-type]
-        game.scores = [int(s) for s in scores]  # type: ignore[union-attr]
-        game.hand_number = int(hand_number)  # type: ignore[arg-type]
-        game.hand = Hand.from_value(hand) if hand is not None else None  # type: ignore[arg-type]
-        game.history = [[int(p) for p in h] for h in history]  # type: ignore[union-attr]
-        game.moon_chooser = int(moon_chooser)  # type: ignore[arg-type]
+        game = cls(Rules.from_value(rules))
+        game.scores = [int(s) for s in scores]
+        game.hand_number = int(hand_number)
+        game.hand = Hand.from_value(hand) if hand is not None else None
+        game.history = [[int(p) for p in h] for h in history]
+        game.moon_chooser = int(moon_chooser)
         game.playoff = bool(playoff)
         game.over = bool(over)
-        game.winners = [int(w) for w in winners]  # type: ignore[union-attr]
+        game.winners = [int(w) for w in winners]
         return game
 
     def __eq__(self, other: object) -> bool:

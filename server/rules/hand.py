@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from enum import IntEnum
+from typing import Any
 
 from protocol.cards import card_name
 
@@ -228,7 +229,7 @@ class Hand:
         self.trick = list(trick)
         self.tricks = [
             (t[0], t[1], t[2], t[3], t[4])
-            for t in tricks  # type: ignore[misc]
+            for t in tricks
         ]
         self.hearts_broken = bool(seen & HEARTS_MASK)
         self.taken = taken
@@ -447,25 +448,25 @@ class Hand:
         ]
 
     @classmethod
-    def from_value(cls, value: Sequence[object]) -> Hand:
+    def from_value(cls, value: Sequence[Any]) -> Hand:
         """Rebuild a hand by replaying its moves on the deal, so a stored hand is always legal."""
         direction, dealt, passes, tricks, trick, revoke_call, revokes_allowed = value
         hand = cls.deal(
-            dealt,  # type: ignore[arg-type]
-            PassDirection(direction),  # type: ignore[arg-type]
+            dealt,
+            PassDirection(direction),
             revokes_allowed=bool(revokes_allowed),
         )
         if hand.phase is HandPhase.PASSING:
-            for seat, cards in enumerate(passes):  # type: ignore[arg-type]
+            for seat, cards in enumerate(passes):
                 if cards:
                     hand.choose_pass(seat, cards)
-        for t in tricks:  # type: ignore[union-attr]
+        for t in tricks:
             for i in range(4):
                 hand.play((t[0] + i) & 3, t[1 + i])
-        for card in trick:  # type: ignore[union-attr]
+        for card in trick:
             hand.play(hand.turn, card)
         if revoke_call:
-            hand.call_revoke(revoke_call[0], revoke_call[1])  # type: ignore[index]
+            hand.call_revoke(revoke_call[0], revoke_call[1])
         return hand
 
     def __eq__(self, other: object) -> bool:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 
 class Moon(StrEnum):
@@ -55,6 +57,6 @@ class Rules:
         return [self.target, self.moon.value, self.revokes.value, self.tie.value]
 
     @classmethod
-    def from_value(cls, value: list[object]) -> Rules:
+    def from_value(cls, value: Sequence[Any]) -> Rules:
         target, moon, revokes, tie = value
-        return cls(int(target), Moon(moon), Revokes(revokes), Tie(tie))  # type: ignore[arg-type]
+        return cls(int(target), Moon(moon), Revokes(revokes), Tie(tie))
