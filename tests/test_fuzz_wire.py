@@ -107,7 +107,7 @@ def test_after_the_fuzz_the_server_is_up_and_the_honest_game_finishes(fuzz: Fuzz
     tally = fuzz.table.tally
     known = sorted({p.finding for p in KNOWN})
     print(
-        f"\nfuzz: {tally.frames} frames, {tally.view_checks} view checks, known findings met: {known}"
+        f"\nfuzz: {tally.frames} frames, {tally.view_checks} view checks, known findings: {known}"
     )
     assert tally.frames >= 500, tally  # the fuzz really ran
     assert tally.internal_errors == 0
