@@ -170,7 +170,7 @@ def messages(draw: st.DrawFn, kind: str, binary: bool) -> tuple[dict[Any, Any], 
 
 def _has_bytes(value: Any) -> bool:
     if isinstance(value, bytes):
-        return True
+        return len(value) > 0  # an empty bin passes the decoder's bound of 0 bytes
     if isinstance(value, dict):
         return any(_has_bytes(k) or _has_bytes(v) for k, v in value.items())
     return isinstance(value, list) and any(_has_bytes(v) for v in value)
@@ -211,7 +211,7 @@ def deep(binary: bool, depth: int) -> Frame:
     return Frame('{"type":"ping","id":1,"t":' + "[" * depth + "]" * depth + "}", "deep")
 
 
-# A lone surrogate in an id is fuzz-findings F7 (kept out of the run, tested on its own).
+# A lone surrogate in an id is fuzz-findings F10 (kept out of the run, tested on its own).
 JSON_ODDITIES = [
     '{"type":"ping","id":1,"t":NaN}',
     '{"type":"ping","id":1,"t":-Infinity}',

@@ -206,8 +206,8 @@ async def test_f6_a_bad_option_is_named_in_words(plain: ServerProcess) -> None:
     assert not PYTHON_TEXT.search(answer["message"]), answer["message"]
 
 
-@pytest.mark.xfail(strict=False, reason="fuzz-findings F7: a lone surrogate id kills the writer")
-async def test_f7_a_lone_surrogate_in_an_id_does_not_silence_the_socket(
+@pytest.mark.xfail(strict=False, reason="fuzz-findings F10: a lone surrogate id kills the writer")
+async def test_f10_a_lone_surrogate_in_an_id_does_not_silence_the_socket(
     plain: ServerProcess,
 ) -> None:
     ws = await _socket(plain, False)
