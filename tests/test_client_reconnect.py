@@ -145,6 +145,32 @@ async def test_an_in_flight_commit_is_sent_again_with_the_same_commitment(
     no_unretrieved(unretrieved)
 
 
+async def test_a_view_after_the_resume_commits_the_same_secret_again() -> None:
+    pending = {k: SHUFFLE[k] for k in ("game", "hand", "server_commitment", "deadline")}
+    view = {"seq": 6, "shuffle": {"phase": "commit", "committed": [False] * 4, **pending}}
+
+    async def first(peer: Peer) -> None:
+        await peer.enter()
+        await peer.send(SHUFFLE)
+        assert (await peer.recv())["type"] == "commit"
+        peer.drop()
+
+    async def second(peer: Peer) -> None:
+        await peer.answer("auth", player="p", name="P")
+        await peer.answer("resume", room=ROOM, seat=0, view=view)  # events were trimmed
+        await peer.answer("commit", seq=7, first_seq=7)
+        again = await peer.recv()
+        await peer.send({"type": "error", "re": again["id"], "code": "wrong_phase", "message": "."})
+
+    async with StandIn(first, second) as node:
+        client = await HeartsClient.connect(node.url, "token", reconnect=FAST)
+        await client.request("join", room=ROOM)
+        await asyncio.wait_for(node.done.wait(), 5)
+        commits = {m["commitment"] for p in node.peers for m in p.received if m["type"] == "commit"}
+        assert len(commits) == 1, "a second secret for the same hand could never be revealed"
+        await client.close()
+
+
 async def test_a_move_in_flight_raises_outcome_unknown_after_the_resume(
     unretrieved: list[str],
 ) -> None:
