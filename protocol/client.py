@@ -30,6 +30,7 @@ from typing import Any
 import websockets
 
 from .codec import JSON, MSGPACK, Codec
+from .fair_deal_seat import FairDealSeat
 from .reconnect import (
     OUTCOME_UNKNOWN,
     RETRYABLE,
@@ -38,8 +39,6 @@ from .reconnect import (
     survivable,
     with_room,
 )
-from .shuffle import deal_context, new_secret, seat_commitment
-from .verify import verify_audit
 
 __all__ = [
     "Backoff",
@@ -140,10 +139,10 @@ class HeartsClient:
         self.room: str | None = None
         self.seat: int | None = None
         self.seq = 0  # the last seq seen of ``room``
-        # The fair deal: this seat's shuffle secrets and what it was shown, per hand, and the
-        # verifier's verdict on each finished hand's audit ([] means verified).
-        self.own: dict[int, dict[str, Any]] = {}
-        self.verdicts: dict[int, list[str]] = {}
+        # The fair deal: this seat's secrets and what it saw, and each hand's verdict.
+        self.fair_deal = FairDealSeat()
+        self.own = self.fair_deal.own
+        self.verdicts = self.fair_deal.verdicts
         # Reconnecting: where to dial, how patiently, and what was learnt on the way.
         self.urls = list(urls)
         self.url_index = 0
@@ -152,8 +151,6 @@ class HeartsClient:
         self.reconnects = 0
         self.unknown_outcomes: list[UnknownOutcome] = []
         self._dial_options = dial_options or {}
-        self._hand = 0
-        self._own_game: dict[int, str] = {}  # the game each of ``own``'s hands belongs to
         self._seen: dict[str, int] = {}  # last seq per room: a resume may replay what came
         self._tasks: set[asyncio.Task[Any]] = set()
         loop = asyncio.get_running_loop()
@@ -306,59 +303,16 @@ class HeartsClient:
 
     def _fair_deal(self, event: dict[str, Any]) -> None:
         """Take part in every hand's commit-reveal shuffle and verify each hand's audit."""
-        name = event["event"]
-        if name == "replaced" and event.get("seat") == self.seat:
+        if event["event"] == "replaced" and event.get("seat") == self.seat:
             self.seat = None
-        elif name == "shuffle_commit" and self.seat is not None:
-            hand = event["hand"]
-            self._hand = hand
-            record = self.own.get(hand)
-            if record is None or self._own_game.get(hand) != event["game"]:
-                # One secret per hand: a commit sent again after a reconnect is the same one.
-                self._own_game[hand] = event["game"]
-                record = self.own[hand] = {
-                    "seat": self.seat,
-                    "secret": new_secret().hex(),
-                    "server_commitment": event["server_commitment"],
-                }
-            secret = bytes.fromhex(record["secret"])
-            ctx = deal_context(event["game"], hand)
-            commitment = seat_commitment(ctx, self.seat, secret).hex()
-            self._background(self.request("commit", commitment=commitment))
-        elif name == "commitments" and event["hand"] in self.own:
-            record = self.own[event["hand"]]
-            record["commitments"] = event["commitments"]
-            self._background(self.request("reveal", secret=record["secret"]))
-        elif name == "dealt" and self._hand in self.own:
-            self.own[self._hand]["dealt"] = event["cards"]
-        elif name == "received" and self._hand in self.own:
-            self.own[self._hand]["received"] = event["cards"]
-        elif name == "passed" and self._hand in self.own:
-            self.own[self._hand]["passed"] = event["cards"]
-        elif name == "hand_audit":
-            self.verdicts[event["hand"]] = verify_audit(event["audit"], self.own.get(event["hand"]))
+        self._send_in_background(self.fair_deal.on_event(event, self.seat))
 
     def _fair_deal_from_view(self, view: dict[str, Any]) -> None:
-        """Arriving while a shuffle waits: commit now (a lost secret cannot be revealed)."""
-        pending = view.get("shuffle")
-        seat = self.seat
-        if pending is None or seat is None:
-            return
-        if pending["phase"] == "commit" and not pending["committed"][seat]:
-            self._fair_deal({"event": "shuffle_commit", **pending})
-        elif pending["phase"] == "reveal" and pending["hand"] in self.own:
-            self._fair_deal({"event": "commitments", **pending})
+        self._send_in_background(self.fair_deal.on_view(view, self.seat))
 
-    def _fair_deal_from_view(self, view: dict[str, Any]) -> None:
-        """Arriving while a shuffle waits: commit now (a lost secret cannot be revealed)."""
-        pending = view.get("shuffle")
-        seat = self.seat
-        if pending is None or seat is None:
-            return
-        if pending["phase"] == "commit" and not pending["committed"][seat]:
-            self._fair_deal({"event": "shuffle_commit", **pending})
-        elif pending["phase"] == "reveal" and pending["hand"] in self.own:
-            self._fair_deal({"event": "commitments", **pending})
+    def _send_in_background(self, command: tuple[str, dict[str, Any]] | None) -> None:
+        if command is not None:
+            self._background(self.request(command[0], **command[1]))
 
     def _background(self, coro: Any) -> None:
         task = asyncio.create_task(coro)
