@@ -28,11 +28,13 @@ import sys
 import threading
 import time
 import urllib.request
+import warnings
 from collections import Counter, deque
 
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
+from hypothesis.errors import HypothesisDeprecationWarning
 
 from load_tests.fuzz_frames import KINDS, MAX_FRAME_BYTES, Frame, frames_for
 from load_tests.fuzz_table import FuzzTable, Problem
@@ -253,6 +255,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    # The sockets' own randomness runs beside the drawing thread; hypothesis only warns of it.
+    warnings.filterwarnings("ignore", category=HypothesisDeprecationWarning)
     if args.url:
         require_loopback(args.url, "--url")
         endpoint = endpoint_for(args.url)

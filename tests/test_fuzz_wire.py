@@ -214,3 +214,21 @@ async def test_f10_a_lone_surrogate_in_an_id_does_not_silence_the_socket(
     await ws.send('{"type":"ping","id":"\\udc00x"}')
     answer = await _ask(ws, False, {"type": "ping", "id": 2})  # both must be answered
     assert answer["re"] in ("\udc00x", 2, None)
+
+
+def test_the_long_run_reports_frames_and_internal_errors_last() -> None:
+    import re
+    import subprocess
+    import sys
+
+    from .server_process import ROOT
+
+    command = [sys.executable, "-m", "load_tests.fuzz", "--frames", "400", "--seconds", "40"]
+    result = subprocess.run(
+        [*command, "--sockets", "1"], cwd=ROOT, capture_output=True, text=True, timeout=180
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    last = result.stdout.strip().splitlines()[-2:]
+    assert re.fullmatch(r"frames: \d+", last[0]) and int(last[0].split()[1]) >= 400, last
+    assert last[1] == "internal_errors: 0"
+    assert "honest_game_finished: yes" in result.stdout
