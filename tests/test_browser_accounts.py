@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from protocol.client import HeartsClient, login
+from protocol.account_api import login
+from protocol.client import HeartsClient
 from tests.browser_support import CHROMIUM_ARGS, DESKTOP, PHONE, chromium_path, screenshot
 from tests.client_bots import play_to_the_end
 from tests.server_process import ServerProcess

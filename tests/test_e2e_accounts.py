@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 import websockets
 
-from protocol.client import CommandError, HeartsClient, login, logout, sign_up
+from protocol.account_api import login, logout, sign_up
+from protocol.client import CommandError, HeartsClient
 from tests.server_process import ServerProcess
 
 pytestmark = pytest.mark.e2e
