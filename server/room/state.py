@@ -42,6 +42,8 @@ class TableOptions:
     rated: bool = False
     bot_level: str = BOT_DEFAULT_LEVEL
     clocks: Clocks = field(default_factory=Clocks)
+    # With no other human seated, the clock boots nobody unless the host turned this on.
+    solo_clock: bool = False
 
     def to_value(self) -> dict[str, Any]:
         return {
@@ -51,6 +53,7 @@ class TableOptions:
             "rated": self.rated,
             "bot_level": self.bot_level,
             "clocks": asdict(self.clocks),
+            "solo_clock": self.solo_clock,
         }
 
     @classmethod
@@ -62,6 +65,7 @@ class TableOptions:
             rated=v["rated"],
             bot_level=v["bot_level"],
             clocks=Clocks(**v["clocks"]),
+            solo_clock=v.get("solo_clock", False),  # absent from states stored before it
         )
 
     def public(self) -> dict[str, Any]:
@@ -75,12 +79,13 @@ class TableOptions:
             "hints": self.hints and not self.rated,
             "rated": self.rated,
             "clocks": asdict(self.clocks),
+            "solo_clock": self.solo_clock,
         }
 
 
 def parse_options(raw: dict[str, Any], *, clocks: Clocks, kind: str) -> TableOptions:
     """Options from a client's room request; ValueError names the bad one."""
-    allowed = {"target", "moon", "revokes", "tie", "pace", "hints"}
+    allowed = {"target", "moon", "revokes", "tie", "pace", "hints", "solo_clock"}
     unknown = set(raw) - allowed
     if unknown:
         raise ValueError(f"unknown option {sorted(unknown)[0]!r}")
@@ -102,7 +107,10 @@ def parse_options(raw: dict[str, Any], *, clocks: Clocks, kind: str) -> TableOpt
     hints = raw.get("hints", True)
     if not isinstance(hints, bool):
         raise ValueError("hints must be true or false")
-    return TableOptions(rules=rules, pace=pace, hints=hints, clocks=clocks)
+    solo_clock = raw.get("solo_clock", False)
+    if not isinstance(solo_clock, bool):
+        raise ValueError("solo_clock must be true or false")
+    return TableOptions(rules=rules, pace=pace, hints=hints, clocks=clocks, solo_clock=solo_clock)
 
 
 @dataclass(slots=True)
