@@ -11,7 +11,7 @@ from collections.abc import Callable
 import pytest
 
 from protocol.cards import parse_card
-from server.bots.explain import card_words, explain_play, seat_words
+from server.bots.explain import RANK_WORDS, card_words, explain_play, seat_words
 from server.bots.knowledge import Knowledge, knowledge_of
 from server.room.game_view import game_view
 from server.rules import HEARTS_MASK, SUIT_MASKS, Game, Rules, deal_from_deck
@@ -71,8 +71,7 @@ def _is_point(card: int) -> bool:
 
 def _word_card(words: str) -> int:
     rank, _, suit = words.partition(" of ")
-    ranks = ("two three four five six seven eight nine ten jack queen king ace").split()
-    return SUITS.index(suit) * 13 + ranks.index(rank)
+    return SUITS.index(suit) * 13 + RANK_WORDS.index(rank)
 
 
 # Each reason kind: its pattern, and what must be true of the position for it to be said.
@@ -81,33 +80,42 @@ REASONS: dict[str, tuple[str, Check]] = {
     "shoot": (r"keeps taking tricks to shoot the moon$", lambda k, legal, c, m: _wins_now(k, c)),
     "stop_moon": (
         r"takes (the queen|a heart) so (.+) cannot shoot the moon$",
-        lambda k, legal, c, m: _follows(k, c)
-        and c > _top(k)
-        and (QS in k.trick if m[1] == "the queen" else _is_point(c) or any(map(_is_point, k.trick)))
-        and m[2] != "you",
+        lambda k, legal, c, m: (
+            _follows(k, c)
+            and c > _top(k)
+            and (
+                QS in k.trick
+                if m[1] == "the queen"
+                else _is_point(c) or any(map(_is_point, k.trick))
+            )
+            and m[2] != "you"
+        ),
     ),
     "keep_away": (
         r"keeps points away from (.+), who is going for the moon$",
-        lambda k, legal, c, m: bool(k.trick)
-        and not _follows(k, c)
-        and not _is_point(c)
-        and seat_words(k.seat, _seat_of_top(k)) == m[1],
+        lambda k, legal, c, m: (
+            bool(k.trick)
+            and not _follows(k, c)
+            and not _is_point(c)
+            and seat_words(k.seat, _seat_of_top(k)) == m[1]
+        ),
     ),
     "dump_queen": (
         r"dumps the queen of spades on a trick (.+) is winning while you are out of (\w+)$",
-        lambda k, legal, c, m: c == QS
-        and bool(k.trick)
-        and not _follows(k, c)
-        and seat_words(k.seat, _seat_of_top(k)) == m[1]
-        and _out_of(k, m[2]),
+        lambda k, legal, c, m: (
+            c == QS
+            and bool(k.trick)
+            and not _follows(k, c)
+            and seat_words(k.seat, _seat_of_top(k)) == m[1]
+            and _out_of(k, m[2])
+        ),
     ),
     "discard": (
         r"gets rid of the (\w+ of \w+)(?:, which could catch the queen,)? while you are out of "
         r"(\w+)$",
-        lambda k, legal, c, m: _word_card(m[1]) == c
-        and not _follows(k, c)
-        and bool(k.trick)
-        and _out_of(k, m[2]),
+        lambda k, legal, c, m: (
+            _word_card(m[1]) == c and not _follows(k, c) and bool(k.trick) and _out_of(k, m[2])
+        ),
     ),
     "high_discard": (
         r"gets rid of a high card while you are out of (\w+)$",
@@ -127,31 +135,36 @@ REASONS: dict[str, tuple[str, Check]] = {
     ),
     "free_trick": (
         r"takes a trick with no points in it and gets rid of the (\w+ of \w+)$",
-        lambda k, legal, c, m: len(k.trick) == 3
-        and _follows(k, c)
-        and c > _top(k)
-        and not any(map(_is_point, k.trick))
-        and _word_card(m[1]) == c,
+        lambda k, legal, c, m: (
+            len(k.trick) == 3
+            and _follows(k, c)
+            and c > _top(k)
+            and not any(map(_is_point, k.trick))
+            and _word_card(m[1]) == c
+        ),
     ),
     "cannot_duck": (
         r"cannot duck the (\w+ of \w+)(?:, so it gets rid of your highest one|; a later player "
         r"may still go higher)$",
-        lambda k, legal, c, m: _follows(k, c)
-        and _word_card(m[1]) == _top(k)
-        and not legal & SUIT_MASKS[_suit(c)] & ((1 << _top(k)) - 1),
+        lambda k, legal, c, m: (
+            _follows(k, c)
+            and _word_card(m[1]) == _top(k)
+            and not legal & SUIT_MASKS[_suit(c)] & ((1 << _top(k)) - 1)
+        ),
     ),
     "force_queen": (
         r"leads a low spade to force out the queen of spades$",
-        lambda k, legal, c, m: not k.trick
-        and _suit(c) == 2
-        and c < QS
-        and bool(k.unseen & (1 << QS)),
+        lambda k, legal, c, m: (
+            not k.trick and _suit(c) == 2 and c < QS and bool(k.unseen & (1 << QS))
+        ),
     ),
     "low_lead": (
         r"leads a low (\w+) that the others will likely beat$",
-        lambda k, legal, c, m: not k.trick
-        and SUITS[_suit(c)].startswith(m[1])
-        and (k.unseen & SUIT_MASKS[_suit(c)] & ~((2 << c) - 1)).bit_count() >= 3,
+        lambda k, legal, c, m: (
+            not k.trick
+            and SUITS[_suit(c)].startswith(m[1])
+            and (k.unseen & SUIT_MASKS[_suit(c)] & ~((2 << c) - 1)).bit_count() >= 3
+        ),
     ),
     "fewest": (r"costs the fewest points in the simulated deals$", lambda k, legal, c, m: True),
 }
