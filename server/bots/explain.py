@@ -65,7 +65,10 @@ def explain_play(k: Knowledge, legal: int, card: int, runner: int, shooting: boo
             out_of = SUIT_WORDS[led]
             if card == QUEEN:
                 who = seat_words(k.seat, win_seat)
-                return f"dumps the queen of spades on a trick {who} is winning while you are out of {out_of}"
+                return (
+                    f"dumps the queen of spades on a trick {who} is winning "
+                    f"while you are out of {out_of}"
+                )
             if bit & HEARTS_MASK:
                 return f"gets rid of the {card_words(card)} while you are out of {out_of}"
             if card in (37, 38) and k.queen_out:
