@@ -24,7 +24,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-DESKTOP = {"width": 1280, "height": 900}
+DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 
 
@@ -99,3 +99,34 @@ def new_guest(page: Any, base: str, name: str, path: str = "/") -> None:
     page.goto(base + path)
     page.fill("#name-input", name)
     page.click("#name-save")
+
+
+def click_card(card: Any) -> None:
+    """Click a card of the overlapping hand where it shows: the strip at its left edge (the
+    hand is one row, each card partly under the next)."""
+    box = card.bounding_box()
+    card.click(position={"x": 6, "y": box["height"] / 2 if box else 20})
+
+
+OUT_OF_VIEW_JS = """(selectors) => {
+  const vw = innerWidth, vh = innerHeight, bad = [];
+  if (scrollX !== 0 || scrollY !== 0) bad.push(`the page is scrolled to ${scrollX},${scrollY}`);
+  for (const sel of selectors) {
+    const els = [...document.querySelectorAll(sel)];
+    if (!els.length) bad.push(`${sel}: not in the page`);
+    for (const el of els) {
+      const r = el.getBoundingClientRect();
+      if (!r.width || !r.height) bad.push(`${sel}: not shown`);
+      else if (r.left < -0.5 || r.top < -0.5 || r.right > vw + 0.5 || r.bottom > vh + 0.5) {
+        bad.push(`${sel}: ${Math.round(r.left)},${Math.round(r.top)} to ${Math.round(r.right)},${Math.round(r.bottom)} in ${vw}x${vh}`);
+      }
+    }
+  }
+  return bad;
+}"""
+
+
+def out_of_view(page: Any, *selectors: str) -> list[str]:
+    """Which of the elements (every match of each selector) are not wholly on screen, with the
+    page unscrolled; [] when all are."""
+    return list(page.evaluate(OUT_OF_VIEW_JS, list(selectors)))

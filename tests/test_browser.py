@@ -25,6 +25,7 @@ from tests.browser_support import (
     ROOT,
     Frames,
     chromium_path,
+    click_card,
     new_guest,
     screenshot,
     wait_for_decision,
@@ -216,7 +217,7 @@ def test_a_whole_game_with_bots_a_watcher_and_a_dropped_connection(
             assert page.is_disabled("#pass-btn")
             cards = page.locator("#hand button.card:not([disabled])")
             for i in range(3):
-                cards.nth(i).click()
+                click_card(cards.nth(i))
             assert page.locator('#hand button.card[aria-pressed="true"]').count() == 3
             page.click("#pass-btn")
             page.wait_for_selector("#pass-btn", state="hidden")
@@ -267,7 +268,7 @@ def test_a_whole_game_with_bots_a_watcher_and_a_dropped_connection(
             continue  # the page may have been re-rendered: look again
         legal = page.locator("#hand button.card.legal:not([disabled])")
         card = legal.first.get_attribute("data-card")
-        legal.first.click()
+        click_card(legal.first)
         _wait_played(page, card, model["hand"])
 
     screenshot(page, "game-end")
@@ -538,7 +539,7 @@ def test_an_idle_seat_runs_out_of_time_and_is_booted(
     assert wait_for_decision(host) == "pass"
     cards = host.locator("#hand button.card:not([disabled])")
     for i in range(3):
-        cards.nth(i).click()
+        click_card(cards.nth(i))
     host.click("#pass-btn")
 
     # Ivo does nothing. Hana's page shows his grace, then his bank running down…
