@@ -21,6 +21,7 @@ from protocol.shuffle import deal_context, seat_commitment
 from tests.browser_support import (
     CHROMIUM_ARGS,
     DESKTOP,
+    INJECT_JS,
     PHONE,
     ROOT,
     Frames,
@@ -391,10 +392,6 @@ def _check_fair_deal(page: Any, frames: Frames, hands: set[int]) -> None:
 
 
 # --- prompts a random game seldom reaches -------------------------------------------------------
-
-INJECT_JS = """(event) => hearts.conn.dispatchEvent(new CustomEvent('event', {
-  detail: {type: 'event', room: hearts.conn.room, seq: hearts.conn.seq, ...event},
-}))"""
 
 
 def test_moon_choice_refusals_and_a_deal_that_does_not_verify(

@@ -125,6 +125,7 @@ function onEvent(ev) {
     case "game_started":
       deal.reset(ev.game);
       table.resetTransient(model);
+      if (model.you !== null) window.scrollTo(0, 0); // the whole table in view as play begins
       break;
     case "hand_started":
       table.selected.clear();

@@ -25,7 +25,7 @@ export class TrickStage {
     this.running = false;
     this.skipHold = null;
     this.generation = 0; // bumped by reset: a running sequence from before stops
-    this.hurrying = false; // the player must decide now: show the queued cards without pauses
+    this.hurrying = false; // the player must decide now: show the queued cards without motion
     host.trickEl.addEventListener("click", () => this.skip());
   }
 
@@ -58,10 +58,12 @@ export class TrickStage {
     if (this.skipHold) this.skipHold();
   }
 
-  /** The player must decide on cards still queued: play them through now. */
+  /**
+   * The player must decide on cards still queued: after the pause on the trick shown now
+   * (which always gets its time), the queued cards appear without motion.
+   */
   hurry() {
     this.hurrying = true;
-    this.skip();
   }
 
   async _run(gen) {
@@ -70,8 +72,8 @@ export class TrickStage {
     while (this.queue.length && gen === this.generation) {
       const op = this.queue.shift();
       // More than one finished trick still to show: catch up without pauses or motion.
-      const behind = this.hurrying || this.queue.filter((o) => o.event === "trick_won").length > (op.event === "trick_won" ? 0 : 1);
-      if (op.event === "card_played") await this._card(op, behind);
+      const behind = this.queue.filter((o) => o.event === "trick_won").length > (op.event === "trick_won" ? 0 : 1);
+      if (op.event === "card_played") await this._card(op, behind || this.hurrying);
       else if (op.event === "trick_won") await this._won(op, behind, gen);
     }
     if (gen !== this.generation) return;
@@ -116,7 +118,7 @@ export class TrickStage {
     if (gen !== this.generation) return;
     this._state("sweep");
     const to = this.host.takerRect(op.seat);
-    if (motionAllowed() && to) {
+    if (motionAllowed() && to && !this.hurrying) {
       // The inner cards move: the .trick-card boxes keep their own placing transform.
       for (const who of this.host.trickEl.querySelectorAll(".trick-card .who")) who.style.visibility = "hidden";
       const cards = [...this.host.trickEl.querySelectorAll(".trick-card .card")];

@@ -487,13 +487,14 @@ export class TableView {
     hintBox.hidden = !this.hint || !p;
     if (!hintBox.hidden && hintBox.dataset.key !== JSON.stringify(this.hint)) {
       hintBox.dataset.key = JSON.stringify(this.hint);
-      const minis = (cards) => h("span", { class: "hint-cards", "aria-label": cards.map(cardName).join(", ") },
+      const minis = (cards) => h("span", { class: "hint-cards", role: "img", "aria-label": cards.map(cardName).join(", ") },
         cards.map((c) => h("span", { class: "card mini static" }, cardFace(c, { small: true }))));
       const pts = (x) => t("hint.points", { n: x.toFixed(1) });
       const { cards, text, expected, alternatives = [] } = this.hint;
       // Through h(): it drops null children, where replaceChildren would print "null".
       hintBox.replaceChildren(...h("div", {},
-        h("p", {}, h("strong", {}, t("hint.title")), " ", cards?.length ? minis(cards) : null, " ", text),
+        // The server writes hints in English: marked so, for screen readers and right-to-left pages.
+        h("p", {}, h("strong", {}, t("hint.title")), " ", cards?.length ? minis(cards) : null, " ", h("span", { lang: "en", dir: "ltr" }, text)),
         expected !== null && expected !== undefined ? h("p", { class: "small" }, t("hint.expected", { pts: pts(expected) })) : null,
         alternatives.length ? h("p", { class: "small" }, t("hint.instead"), " ",
           alternatives.map((a, i) => h("span", { class: "alt" }, i ? " · " : "", minis(a.cards), ` ${pts(a.expected)}`))) : null,
@@ -517,7 +518,7 @@ export class TableView {
       h("ol", { class: "trick-list" }, tr.cards.map((card, k) => {
         const seat = (tr.leader + k) % 4;
         return h("li", { class: seat === tr.winner ? "won" : "" }, h("span", { class: "who" }, seatName(m, seat), k === 0 ? ` (${t("trick.led")})` : ""),
-          h("span", { class: "card mini static", "aria-label": cardName(card) }, cardFace(card, { small: true })));
+          h("span", { class: "card mini static", role: "img", "aria-label": cardName(card) }, cardFace(card, { small: true })));
       })),
       h("p", {}, h("strong", {}, t("trick.took", { name: seatName(m, tr.winner) })), tr.points ? ` (+${tr.points})` : ` (${t("last.no_points")})`),
       h("button", { class: "close", type: "button", "aria-label": t("common.close"), dataset: { close: "last" } }, "×"),

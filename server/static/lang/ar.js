@@ -88,6 +88,7 @@ export const catalog = {
   "table.bot_level": "مستوى الروبوت",
   "table.fill_bots": "املأ المقاعد الفارغة بروبوتات",
   "table.start": "ابدأ اللعبة",
+  "table.setup": "تجهيز الطاولة",
   "table.guest_wait": "بانتظار المضيف ليبدأ اللعبة.",
   "table.watching": "أنت تشاهد هذه الطاولة.",
   "level.random": "عشوائي (سريع)",

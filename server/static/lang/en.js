@@ -86,6 +86,7 @@ export const catalog = {
   "table.bot_level": "Bot level",
   "table.fill_bots": "Fill empty seats with bots",
   "table.start": "Start the game",
+  "table.setup": "Setting up the table",
   "table.guest_wait": "Waiting for the host to start the game.",
   "table.watching": "You are watching this table.",
   "level.random": "Random (fast)",

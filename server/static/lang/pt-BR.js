@@ -85,6 +85,7 @@ export const catalog = {
   "table.bot_level": "Nível dos bots",
   "table.fill_bots": "Completar com bots",
   "table.start": "Começar o jogo",
+  "table.setup": "Preparando a mesa",
   "table.guest_wait": "Esperando o anfitrião começar o jogo.",
   "table.watching": "Você está assistindo a esta mesa.",
   "level.random": "Aleatório (rápido)",
