@@ -29,7 +29,7 @@ class Clocks:
     boot_window: float = 15.0
     lag_cap: float = 1.0
     bot_think: float = 0.8
-    between_hands: float = 2.0
+    between_hands: float = 5.0  # time to read the end-of-hand summary before the next deal
     shuffle: float = 5.0  # to commit and to reveal a shuffle secret, each
     correspondence_wait: float = 48 * 3600.0
 

@@ -308,7 +308,8 @@ export class TableView {
     const want = g && m.status === "playing" ? g.trick.cards : [];
     const shown = this.stage.shown;
     const same = shown.winner === null && shown.cards.length === want.length && shown.cards.every((c, i) => c === want[i]);
-    const heldLast = shown.winner !== null && !want.length;
+    // A finished trick shown until the next card, but never into the next hand.
+    const heldLast = shown.winner !== null && !want.length && g?.phase === "playing" && shown.number === g.tricks.length;
     if (!same && !heldLast) this.stage.reset(g?.trick);
     else if (!shown.cards.length) this._emptyInfo($("#trick-info", this.root));
   }
@@ -601,7 +602,7 @@ export class TableView {
     const results = [...this.dealResults.entries()].sort((a, b) => a[0] - b[0]);
     list.replaceChildren(...results.map(([hand, r]) => h("li", { class: r.ok ? "ok" : "bad" },
       r.ok ? `✔ ${t(r.checked === "own" ? "deal.ok_own" : "deal.ok_record", { n: hand })}` : `✖ ${t("deal.bad", { n: hand })}`,
-      r.ok ? null : h("ul", {}, r.problems.map((p) => h("li", {}, p))))));
+      r.ok ? null : h("ul", { lang: "en" }, r.problems.map((p) => h("li", {}, p))))));
     if (!results.length) list.append(h("li", { class: "muted" }, t("deal.none")));
     const last = results[results.length - 1];
     mark.replaceChildren();
