@@ -147,6 +147,12 @@ def test_every_phase_is_on_screen_without_scrolling(
         "#hint-btn",
         "#last-trick-btn",
     )
+    # The score table names every player in full (no "Sout…").
+    cut = page.evaluate(
+        """() => [...document.querySelectorAll('.scores .th-name')]
+          .filter((e) => e.scrollWidth > e.clientWidth + 1).map((e) => e.textContent)"""
+    )
+    assert cut == []
     page.click("#hint-btn")
     page.wait_for_selector("#hint-box:not([hidden])")
     _in_view(page, f"view-{size}-hint", "#hint-box", "#hand button.card", "#prompt-text")
@@ -174,6 +180,24 @@ def test_every_phase_is_on_screen_without_scrolling(
         "hearts.model.game.handNumber === 2 && hearts.model.game.hand.length === 13"
     )
     page.wait_for_selector("#hand-summary", state="hidden")
+
+    # A moon, fed to the page: the summary carries a banner.
+    page.wait_for_function("!hearts.table.stage.busy")
+    page.evaluate(
+        INJECT_JS,
+        {
+            "event": "hand_over",
+            "hand": 2,
+            "points": [26, 26, 0, 26],
+            "scores": [30, 30, 4, 30],
+            "shooter": 2,
+            "pass_direction": "right",
+            "tricks": [],
+        },
+    )
+    page.wait_for_selector("#hand-summary .moon-banner")
+    _in_view(page, f"view-{size}-moon", "#hand-summary", "#hand-summary .moon-banner")
+    assert "shot the moon" in page.inner_text("#hand-summary .moon-banner")
 
     # The end of the game (fed to the page: a whole game to 50 takes too long here).
     page.evaluate(INJECT_JS, {"event": "game_over", "scores": [40, 52, 61, 70], "winners": [0]})
@@ -362,6 +386,7 @@ def test_deck_designs_are_chosen_per_player_and_remembered(
     page.click("#settings > summary")
     page.check('#set-back input[value="navy"]')
     page.check('#set-face input[value="two"]')
+    screenshot(page, "settings", full_page=False)
     page.click("#settings > summary")
     after = page.evaluate(look)
     assert after["back"] != before["back"]

@@ -380,7 +380,7 @@ export class TableView {
     const low = Math.min(...s.scores);
     box.replaceChildren(...h("div", {},
       h("h2", {}, t("summary.title", { n: s.hand })),
-      s.shooter !== null && s.shooter !== undefined ? h("p", { class: "moon-banner" }, "🌙 ", t("summary.moon", { name: s.names[s.shooter] })) : null,
+      s.shooter !== null && s.shooter !== undefined ? h("p", { class: "moon-banner" }, h("span", { "aria-hidden": "true" }, "☾ "), t("summary.moon", { name: s.names[s.shooter] })) : null,
       h("table", { class: "summary-table" },
         h("thead", {}, h("tr", {}, h("th", { scope: "col" }, t("summary.player")), h("th", { scope: "col" }, t("summary.hand")), h("th", { scope: "col" }, t("summary.total")))),
         h("tbody", {}, [0, 1, 2, 3].map((seat) => h("tr", { class: seat === m.you ? "you" : "" },
