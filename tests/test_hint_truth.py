@@ -11,8 +11,16 @@ from collections.abc import Callable
 import pytest
 
 from protocol.cards import parse_card
-from server.bots.explain import RANK_WORDS, card_words, explain_play, seat_words
+from server.bots.explain import (
+    RANK_WORDS,
+    card_words,
+    explain_moon,
+    explain_pass,
+    explain_play,
+    seat_words,
+)
 from server.bots.knowledge import Knowledge, knowledge_of
+from server.bots.outcome import moon_points
 from server.room.game_view import game_view
 from server.rules import HEARTS_MASK, SUIT_MASKS, Game, Rules, deal_from_deck
 
@@ -254,3 +262,101 @@ def test_every_reason_holds_on_random_positions() -> None:
             game.play(seat, rng.choice(cards))
     # The random hands reach most kinds; the crafted positions cover the rest.
     assert len(kinds) >= 10, kinds
+
+
+# --- the pass and the moon choice ------------------------------------------------------------
+
+RANK_OF = {w: i for i, w in enumerate(RANK_WORDS)}
+
+
+PASS_REASONS = (
+    r"passes the queen of spades, which has too few low spades to hide behind",
+    r"passes the queen of spades so she cannot cost you 13",
+    r"gets rid of the (?P<big>ace|king) of spades, which could catch the queen",
+    r"empties your (?P<suit>clubs|diamonds) so you can discard "
+    r"(?P<later>the queen|hearts and the queen) later",
+    r"passes high hearts that could take tricks full of points",
+    r"passes high cards that have few low cards to cover them",
+    r"passes the cards the simulated deals found costliest to keep",
+)
+
+
+def _pass_parts(reason: str) -> list[re.Match[str]]:
+    """The one or two reasons joined by " and ", each matched to its pattern."""
+    for first in PASS_REASONS:
+        m = re.match(first, reason)
+        if not m:
+            continue
+        rest = reason[m.end() :]
+        if not rest:
+            return [m]
+        for second in PASS_REASONS:
+            m2 = re.fullmatch(" and " + second, rest)
+            if m2:
+                return [m, re.fullmatch(second, rest[5:])]  # type: ignore[list-item]
+    raise AssertionError(f"a pass reason no check knows: {reason!r}")
+
+
+def _pass_reason_holds(hand: int, cards: int, reason: str) -> None:
+    kept = hand & ~cards
+    low_spades = (hand & SUIT_MASKS[2] & ((1 << QS) - 1)).bit_count()
+    for m in _pass_parts(reason):
+        part = m[0]
+        if part.startswith("passes the queen of spades, which"):
+            assert cards >> QS & 1 and low_spades < 3, reason
+        elif part.startswith("passes the queen of spades so"):
+            assert cards >> QS & 1, reason
+        elif m.re.pattern == PASS_REASONS[2]:
+            assert cards >> (26 + RANK_OF[m["big"]]) & 1 and not kept >> QS & 1, reason
+        elif m.re.pattern == PASS_REASONS[3]:
+            suit = SUITS.index(m["suit"])
+            assert hand & SUIT_MASKS[suit] and not kept & SUIT_MASKS[suit], reason
+            assert (m["later"] == "the queen") == bool(kept >> QS & 1), reason
+        elif part.startswith("passes high hearts"):
+            assert any(cards >> c & 1 for c in range(48, 52)), reason  # jack of hearts or higher
+        elif part.startswith("passes high cards"):
+            for c in (c for c in range(52) if cards >> c & 1):
+                lower = kept & SUIT_MASKS[c // 13] & ((1 << c) - 1)
+                assert c % 13 >= 7 and lower.bit_count() <= 2, reason
+
+
+def test_every_pass_reason_holds_on_random_hands() -> None:
+    """Random three-card passes from random hands (the bot's own passes are among them)."""
+    rng = random.Random(7)
+    for _ in range(400):
+        deck = list(range(52))
+        rng.shuffle(deck)
+        game = Game(Rules())
+        game.start_hand(deal_from_deck(deck))
+        k = knowledge_of(game_view(game, 0))
+        mine = [c for c in range(52) if k.hand >> c & 1]
+        for picked in (rng.sample(mine, 3), mine[-3:]):
+            cards = sum(1 << c for c in picked)
+            _pass_reason_holds(k.hand, cards, explain_pass(k, cards))
+
+
+def test_every_moon_reason_holds() -> None:
+    rules = Rules(target=50)
+    rng = random.Random(3)
+    for _ in range(2000):
+        scores = [rng.randrange(0, 50) for _ in range(4)]
+        for choice in ("others_26", "shooter_minus_26"):
+            reason = explain_moon(0, scores, rules, choice)
+            pts = moon_points(0, choice)
+            new = [scores[s] + pts[s] for s in range(4)]
+            over, lowest = max(new) >= rules.target, new[0] == min(new)
+            other = "shooter_minus_26" if choice == "others_26" else "others_26"
+            alt = [scores[s] + moon_points(0, other)[s] for s in range(4)]
+            if reason == "ends the game with you on the lowest score":
+                assert over and lowest
+            elif reason == "does not end the game while someone else has a lower score":
+                assert not over and max(alt) >= rules.target and alt[0] != min(alt)
+            elif reason == "brings the end of the game nearer while you have the lowest score":
+                assert choice == "others_26" and lowest
+            elif reason == "keeps the game going while you are behind":
+                assert choice == "shooter_minus_26" and not over and not lowest
+            else:
+                assert reason in (
+                    "adds 26 to each of the others and leaves your own score as it is",
+                    "takes 26 off your own score",
+                ), reason

@@ -140,8 +140,21 @@ def explain_pass(k: Knowledge, cards: int) -> str:
     if cards & HEARTS_MASK & ~((1 << 48) - 1):
         reasons.append("passes high hearts that could take tricks full of points")
     if not reasons:
-        reasons.append("passes high cards that have few low cards to cover them")
+        reasons.append(
+            "passes high cards that have few low cards to cover them"
+            if _uncovered_high(hand & ~cards, cards)
+            else "passes the cards the simulated deals found costliest to keep"
+        )
     return " and ".join(reasons[:2])
+
+
+def _uncovered_high(kept: int, cards: int) -> bool:
+    """Every passed card is a nine or higher with at most two lower cards of its suit kept."""
+    for card in (c for c in range(52) if cards >> c & 1):
+        lower_kept = kept & SUIT_MASKS[card // 13] & ((1 << card) - 1)
+        if card % 13 < 7 or lower_kept.bit_count() > 2:
+            return False
+    return True
 
 
 def explain_moon(seat: int, scores: list[int], rules: Rules, choice: str) -> str:
@@ -155,8 +168,12 @@ def explain_moon(seat: int, scores: list[int], rules: Rules, choice: str) -> str
     other = "shooter_minus_26" if choice == "others_26" else "others_26"
     if over and lowest:
         return "ends the game with you on the lowest score"
-    if ends[other][0] and not ends[other][1]:
+    if not over and ends[other][0] and not ends[other][1]:
         return "does not end the game while someone else has a lower score"
     if choice == "others_26":
-        return "brings the end of the game nearer while you have the lowest score"
-    return "keeps the game going while you are behind"
+        if lowest:
+            return "brings the end of the game nearer while you have the lowest score"
+        return "adds 26 to each of the others and leaves your own score as it is"
+    if not over and not lowest:
+        return "keeps the game going while you are behind"
+    return "takes 26 off your own score"
