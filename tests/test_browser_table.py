@@ -335,6 +335,9 @@ def test_reduced_motion_moves_nothing_but_keeps_the_pause(
     context, page, errors = _page(browser, reduced_motion="reduce")
     open_table(page, server.base, "Rex")
     assert wait_for_decision(page) == "pass"
+    # Alone with bots and the host's clock off: no clock runs for anyone.
+    time.sleep(0.5)
+    assert page.is_hidden("#my-clock") and page.locator(".seat .clock:visible").count() == 0
     page.evaluate(STAGE_LOG_JS)
     pass_three(page)
     _play_until(page, "hearts.model.game.tricks.length >= 2")
