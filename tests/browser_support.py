@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -184,3 +185,36 @@ def play_first_legal(page: Any) -> str:
         arg=[card, hand],
     )
     return card
+
+
+def new_page(
+    browser: Any, viewport: dict[str, int] = DESKTOP, **options: Any
+) -> tuple[Any, Any, list[str]]:
+    """A fresh context and page at ``viewport``; the list fills with the page's errors."""
+    context = browser.new_context(viewport=viewport, **options)
+    context.set_default_timeout(20_000)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    return context, page, errors
+
+
+def play_until(page: Any, done: str, timeout: float = 60) -> None:
+    """Pass and play first legal cards until the JS condition ``done`` holds (or the game ends)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    deadline = time.monotonic() + timeout
+    while not page.evaluate(done):
+        assert time.monotonic() < deadline, f"never reached: {done}"
+        try:
+            state = wait_for_decision(page, timeout=2)
+        except PlaywrightTimeout:
+            continue
+        if state == "pass":
+            pass_three(page)
+        elif state == "play":
+            play_first_legal(page)
+        elif state == "moon":
+            page.click('#moon-choice button[data-choice="others_26"]')
+        else:
+            return

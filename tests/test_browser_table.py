@@ -1,8 +1,7 @@
 """The web client as a card table, in a real browser: every phase on screen without scrolling at
 1280x800 and 390x844 (bounding boxes), the trick's pause and sweep, reduced motion, no press
 lost to a redraw, card backs with the real counts, deck designs kept per player, names and
-places that agree from each seat, the turn sound and notification opt-in, and an axe-core check.
-Screenshots go to test-output/screenshots/.
+places that agree from each seat. Screenshots go to test-output/screenshots/.
 """
 
 from __future__ import annotations
@@ -22,10 +21,12 @@ from tests.browser_support import (
     chromium_path,
     click_card,
     new_guest,
+    new_page,
     open_table,
     out_of_view,
     pass_three,
     play_first_legal,
+    play_until,
     screenshot,
     wait_for_decision,
 )
@@ -58,42 +59,12 @@ def server() -> Iterator[ServerProcess]:
         proc.stop()
 
 
-def _page(
-    browser: Any, viewport: dict[str, int] = DESKTOP, **options: Any
-) -> tuple[Any, Any, list]:
-    context = browser.new_context(viewport=viewport, **options)
-    context.set_default_timeout(20_000)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    return context, page, errors
-
-
 def _in_view(page: Any, name: str, *selectors: str) -> None:
     missing = out_of_view(page, *selectors)
     screenshot(page, name, full_page=False)  # what the player sees
     assert missing == [], name
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= page.viewport_size["width"], f"{name}: the page scrolls sideways ({width}px)"
-
-
-def _play_until(page: Any, done: str, timeout: float = 60) -> None:
-    """Pass and play first legal cards until the JS condition ``done`` holds."""
-    deadline = time.monotonic() + timeout
-    while not page.evaluate(done):
-        assert time.monotonic() < deadline, f"never reached: {done}"
-        try:
-            state = wait_for_decision(page, timeout=2)
-        except sync_api.TimeoutError:
-            continue
-        if state == "pass":
-            pass_three(page)
-        elif state == "play":
-            play_first_legal(page)
-        elif state == "moon":
-            page.click('#moon-choice button[data-choice="others_26"]')
-        else:
-            return
 
 
 # --- everything in view, every phase, both sizes ----------------------------------------------
@@ -103,7 +74,7 @@ def _play_until(page: Any, done: str, timeout: float = 60) -> None:
 def test_every_phase_is_on_screen_without_scrolling(
     browser: Any, server: ServerProcess, size: str
 ) -> None:
-    context, page, errors = _page(browser, SIZES[size])
+    context, page, errors = new_page(browser, SIZES[size])
     new_guest(page, server.base, "Vera")
     page.wait_for_selector("#room-form", state="visible")
     page.select_option("#opt-target", "50")
@@ -158,7 +129,7 @@ def test_every_phase_is_on_screen_without_scrolling(
     _in_view(page, f"view-{size}-hint", "#hint-box", "#hand button.card", "#prompt-text")
     page.click('#hint-box [data-close="hint"]')
 
-    _play_until(
+    play_until(
         page, "hearts.model.game.tricks.length >= 2 && hearts.table.stage.shown.cards.length > 0"
     )
     _in_view(page, f"view-{size}-trick", "#trick .trick-card", "#trick-info", "#hand button.card")
@@ -170,7 +141,7 @@ def test_every_phase_is_on_screen_without_scrolling(
     page.click('#last-trick [data-close="last"]')
 
     # The end of the hand: a summary that stays until the next deal.
-    _play_until(page, "hearts.model.handLog.length >= 1")
+    play_until(page, "hearts.model.handLog.length >= 1")
     page.wait_for_selector("#hand-summary:not([hidden])")
     _in_view(page, f"view-{size}-summary", "#hand-summary", "#hand-summary table")
     assert "Hand 1" in page.inner_text("#hand-summary")
@@ -208,11 +179,11 @@ def test_every_phase_is_on_screen_without_scrolling(
 
 
 def test_a_watcher_on_a_phone_sees_the_table_in_view(browser: Any, server: ServerProcess) -> None:
-    host_context, host, _ = _page(browser)
+    host_context, host, _ = new_page(browser)
     open_table(host, server.base, "Hugo")
     assert wait_for_decision(host) == "pass"
     code = host.evaluate("hearts.model.room")
-    context, page, errors = _page(browser, PHONE)
+    context, page, errors = new_page(browser, PHONE)
     new_guest(page, server.base, "Wren", f"/r/{code}")
     page.wait_for_selector("#watching", state="visible")
     assert page.locator("#hand button.card").count() == 0
@@ -230,12 +201,12 @@ def test_a_watcher_on_a_phone_sees_the_table_in_view(browser: Any, server: Serve
 def test_opponents_hold_their_real_count_and_names_agree_with_places(
     browser: Any, server: ServerProcess
 ) -> None:
-    host_context, host, host_errors = _page(browser)
+    host_context, host, host_errors = new_page(browser)
     new_guest(host, server.base, "Hana")
     host.click("#open-room")
     host.wait_for_selector("#host-controls", state="visible")
     code = host.evaluate("hearts.model.room")
-    guest_context, guest, guest_errors = _page(browser)
+    guest_context, guest, guest_errors = new_page(browser)
     new_guest(guest, server.base, "Gus", f"/r/{code}")
     guest.wait_for_function("hearts.model && hearts.model.you === 1")
     host.select_option("#bot-level", "random")
@@ -302,12 +273,12 @@ def _hold_lengths(page: Any) -> list[float]:
 def test_a_finished_trick_stays_then_sweeps_and_a_click_skips_the_pause(
     browser: Any, server: ServerProcess
 ) -> None:
-    context, page, errors = _page(browser)
+    context, page, errors = new_page(browser)
     open_table(page, server.base, "Mo")
     assert wait_for_decision(page) == "pass"
     page.evaluate(STAGE_LOG_JS)
     pass_three(page)
-    _play_until(page, "hearts.model.game.tricks.length >= 3")
+    play_until(page, "hearts.model.game.tricks.length >= 3")
     page.wait_for_function("!hearts.table.stage.busy", timeout=10_000)
     holds = _hold_lengths(page)
     assert holds and all(1.1 <= h < 2.0 for h in holds), holds  # the default pause: 1.2 s
@@ -319,7 +290,7 @@ def test_a_finished_trick_stays_then_sweeps_and_a_click_skips_the_pause(
     page.click("#settings > summary")
     page.evaluate("window.stageLog = []")
     before = page.evaluate("hearts.model.game.tricks.length")
-    _play_until(page, f"hearts.model.game.tricks.length > {before}")
+    play_until(page, f"hearts.model.game.tricks.length > {before}")
     page.wait_for_selector('#trick[data-stage="hold"]', state="attached")
     time.sleep(0.3)
     page.click("#trick")
@@ -332,7 +303,7 @@ def test_a_finished_trick_stays_then_sweeps_and_a_click_skips_the_pause(
 def test_reduced_motion_moves_nothing_but_keeps_the_pause(
     browser: Any, server: ServerProcess
 ) -> None:
-    context, page, errors = _page(browser, reduced_motion="reduce")
+    context, page, errors = new_page(browser, reduced_motion="reduce")
     open_table(page, server.base, "Rex")
     assert wait_for_decision(page) == "pass"
     # Alone with bots and the host's clock off: no clock runs for anyone.
@@ -340,7 +311,7 @@ def test_reduced_motion_moves_nothing_but_keeps_the_pause(
     assert page.is_hidden("#my-clock") and page.locator(".seat .clock:visible").count() == 0
     page.evaluate(STAGE_LOG_JS)
     pass_three(page)
-    _play_until(page, "hearts.model.game.tricks.length >= 2")
+    play_until(page, "hearts.model.game.tricks.length >= 2")
     page.wait_for_function("!hearts.table.stage.busy", timeout=10_000)
     assert page.evaluate("window.maxAnimations") == 0
     assert _hold_lengths(page)  # a finished trick still stays to be read
@@ -351,7 +322,7 @@ def test_reduced_motion_moves_nothing_but_keeps_the_pause(
 def test_a_press_held_while_an_event_arrives_is_not_lost(
     browser: Any, server: ServerProcess
 ) -> None:
-    context, page, errors = _page(browser)
+    context, page, errors = new_page(browser)
     open_table(page, server.base, "Pia")
     assert wait_for_decision(page) == "pass"
     card = page.locator("#hand button.card").nth(4)
@@ -377,7 +348,7 @@ def test_a_press_held_while_an_event_arrives_is_not_lost(
 def test_deck_designs_are_chosen_per_player_and_remembered(
     browser: Any, server: ServerProcess
 ) -> None:
-    context, page, errors = _page(browser)
+    context, page, errors = new_page(browser)
     open_table(page, server.base, "Dee")
     assert wait_for_decision(page) == "pass"
     look = """() => ({
@@ -403,7 +374,7 @@ def test_deck_designs_are_chosen_per_player_and_remembered(
     assert page.evaluate(look) == after  # remembered in this browser
     assert page.evaluate("document.documentElement.dataset.face") == "two"
     # Another player's screen keeps its own design.
-    other_context, other, _ = _page(browser)
+    other_context, other, _ = new_page(browser)
     new_guest(other, server.base, "Eli", f"/r/{page.evaluate('hearts.model.room')}")
     other.wait_for_selector(".seat .fan .back")
     assert other.evaluate("document.documentElement.dataset.back") == "ruby"
@@ -411,107 +382,3 @@ def test_deck_designs_are_chosen_per_player_and_remembered(
     assert errors == []
     other_context.close()
     context.close()
-
-
-# --- your turn while the tab is hidden --------------------------------------------------------
-
-FAKE_HIDDEN_JS = """
-window.__notes = []; window.__chimes = 0;
-Object.defineProperty(document, 'hidden', {get: () => window.__hidden === true});
-class FakeNotification { constructor(title, opts) { window.__notes.push(opts.body); } close() {} }
-FakeNotification.permission = 'default';
-FakeNotification.requestPermission = async () => (FakeNotification.permission = 'granted');
-window.Notification = FakeNotification;
-window.AudioContext = class {
-  createOscillator() {
-    window.__chimes += 1;
-    return {frequency: {}, connect: (g) => g, start() {}, stop() {}};
-  }
-  createGain() {
-    return {gain: {setValueAtTime() {}, exponentialRampToValueAtTime() {}}, connect: (d) => d};
-  }
-  get currentTime() { return 0; }
-  get destination() { return {}; }
-};
-"""
-
-
-def test_hidden_tab_sound_and_notification_are_opt_in(browser: Any, server: ServerProcess) -> None:
-    context, page, errors = _page(browser)
-    context.add_init_script(FAKE_HIDDEN_JS)
-    open_table(page, server.base, "Nia")
-    assert wait_for_decision(page) == "pass"
-    pass_three(page)
-    page.evaluate("window.__hidden = true")
-    _play_until(page, "hearts.model.game.tricks.length >= 2")
-    # Off by default: the title changes, nothing rings, nothing is asked.
-    assert page.evaluate("[window.__notes.length, window.__chimes, Notification.permission]") == [
-        0,
-        0,
-        "default",
-    ]
-    assert page.evaluate("window.__hidden = false") is False
-    page.click("#settings > summary")
-    page.check("#set-notify")  # only now is permission asked for
-    page.check("#set-sound")
-    page.wait_for_function("Notification.permission === 'granted'")
-    page.click("#settings > summary")
-    chimes = page.evaluate("window.__chimes")  # turning the sound on plays a sample
-    page.evaluate("window.__hidden = true")
-    before = page.evaluate("hearts.model.game.tricks.length")
-    _play_until(page, f"hearts.model.game.tricks.length >= {before + 2}")
-    notes, rang = page.evaluate("[window.__notes, window.__chimes]")
-    assert notes and all("turn" in n.lower() for n in notes)
-    assert rang > chimes
-    assert wait_for_decision(page) == "play"
-    assert page.title().startswith("▶")
-    assert errors == []
-    context.close()
-
-
-# --- accessibility --------------------------------------------------------------------------------
-
-
-def test_cards_are_named_buttons_turns_are_announced_and_axe_finds_nothing_serious(
-    browser: Any, server: ServerProcess
-) -> None:
-    axe_module = pytest.importorskip("axe_playwright_python.sync_playwright")
-    axe = axe_module.Axe()
-    for size, viewport in SIZES.items():
-        context, page, errors = _page(browser, viewport)
-        new_guest(page, server.base, "Ari")
-        page.wait_for_selector("#room-form", state="visible")
-        _no_serious(axe, page, f"lobby {size}")
-        page.click("#open-room")
-        page.wait_for_selector("#host-controls", state="visible")
-        _no_serious(axe, page, f"open table {size}")
-        page.select_option("#bot-level", "random")
-        page.click("#fill-bots")
-        page.click("#start-btn:not([disabled])")
-        assert wait_for_decision(page) == "pass"
-        pass_three(page)
-        assert wait_for_decision(page) == "play"
-        labels = page.eval_on_selector_all(
-            "#hand button.card", "els => els.map((e) => [e.tagName, e.getAttribute('aria-label')])"
-        )
-        assert all(tag == "BUTTON" and label and " of " in label for tag, label in labels)
-        assert any(", playable" in label for _, label in labels)
-        assert any("cannot be played now" in label for _, label in labels) or len(labels) == 1
-        _no_serious(axe, page, f"play {size}")
-        page.wait_for_function("document.querySelector('#announce').textContent.length > 0")
-        _play_until(page, "hearts.model.game.tricks.length >= 1")
-        page.wait_for_function(
-            "/took the trick|turn/i.test(document.querySelector('#announce').textContent)"
-        )
-        assert errors == []
-        context.close()
-
-
-def _no_serious(axe: Any, page: Any, where: str) -> None:
-    results = axe.run(page)
-    serious = [
-        v for v in results.response["violations"] if v.get("impact") in ("serious", "critical")
-    ]
-    assert serious == [], f"{where}: " + "; ".join(
-        f"{v['id']}: {v['help']} ({[n['target'] for n in v['nodes']]})" for v in serious
-    )

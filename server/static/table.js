@@ -3,10 +3,12 @@
 // their elements and change only what differs (no press is lost to a redraw); the trick in the
 // middle is a sequence played by stage.js; the clocks tick on their own.
 
-import { cardFace, cardText, sortCards, suitOf, trickLeaderIndex } from "./cards.js";
+import { cardFace, cardText, sortCards, suitOf } from "./cards.js";
 import { clockElement, clockReading, drawClock } from "./clocks.js";
 import { h, setText } from "./dom.js";
 import { HandView } from "./hand.js";
+import { drawLastTrick, drawResult, drawSummary } from "./overlays.js";
+import { SidePanel } from "./side.js";
 import { cardName, suitName, t } from "./i18n.js";
 import { TrickStage } from "./stage.js";
 import { seatName } from "./state.js";
@@ -43,14 +45,6 @@ export function clockBoots(m, seat) {
   return m.seats.some((s, i) => i !== seat && s && !s.bot);
 }
 
-/** "1500 → 1523 (+23)" for a seat of a rated game, once the ratings are posted. */
-function ratingChange(r) {
-  if (!r || !r.after) return null;
-  const change = Math.round(r.change ?? r.after.display - (r.before?.display ?? r.after.display));
-  return h("span", { class: `rating-change ${change >= 0 ? "up" : "down"}` },
-    `${r.before?.display ?? "?"} → ${r.after.display} (${change >= 0 ? "+" : "−"}${Math.abs(change)})`);
-}
-
 const seated = (m) => m.you !== null && m.you !== undefined;
 
 export class TableView {
@@ -65,12 +59,12 @@ export class TableView {
     this.hint = null; // {cards, text} from the last hint answer
     this.showLastTrick = false;
     this.busy = false; // a play or pass is in flight: no second one
-    this.dealResults = new Map();
     this.summary = null; // the last hand's result, shown until the next deal
     this.summaryDismissed = false;
     this.model = null;
     this.now = () => Date.now() / 1000;
     this.seatEls = [0, 1, 2, 3].map((seat) => this._seatElement(seat));
+    this.side = new SidePanel(root);
     this.hand = new HandView($("#hand", root), (card) => this._cardClicked(card));
     this.stage = new TrickStage({
       trickEl: $("#trick", root),
@@ -157,15 +151,17 @@ export class TableView {
     if (!this.stage.busy) this._syncStage(m);
     else if (m.prompt?.phase === "playing" && this.stage.queue.some((op) => op.event === "card_played")) this.stage.hurry();
     this._hostControls(m);
-    this._result(m);
-    this._summary(m);
+    drawResult($("#result", this.root), m, this.actions);
+    const summary = $("#hand-summary", this.root);
+    summary.hidden = !this.summary || this.summaryDismissed || m.status === "finished" || this.stage.busy;
+    if (!summary.hidden) drawSummary(summary, this.summary, m);
     this._prompt(m);
     this._hand(m);
     this._actions(m);
-    this._lastTrick(m);
-    this._scores(m);
-    this._log(m);
-    this._fairDeal();
+    const last = $("#last-trick", this.root);
+    last.hidden = !(this.showLastTrick && m.lastTrick);
+    if (!last.hidden) drawLastTrick(last, m, m.lastTrick);
+    this.side.render(m);
     this.tick();
   }
 
@@ -341,57 +337,6 @@ export class TableView {
     $("#fill-bots", this.root).disabled = full;
   }
 
-  _result(m) {
-    const box = $("#result", this.root);
-    const g = m.game;
-    box.hidden = m.status !== "finished" || !g;
-    if (box.hidden) {
-      delete box.dataset.key;
-      return;
-    }
-    const key = JSON.stringify([g.scores, g.winners, m.ratings, m.host]);
-    if (box.dataset.key === key) return; // unchanged: keep focus and selection
-    box.dataset.key = key;
-    const winners = g.winners || [];
-    const order = [0, 1, 2, 3].sort((a, b) => g.scores[a] - g.scores[b]);
-    box.replaceChildren(
-      h("h2", {}, t("result.title")),
-      h("p", { class: "winners" }, t(winners.length > 1 ? "result.winners" : "result.winner", { names: winners.map((s) => seatName(m, s)).join(" · ") }),
-        winners.includes(m.you) ? ` — ${t("result.you")}` : ""),
-      h("ol", { class: "final-scores" }, order.map((s) => h("li", { class: winners.includes(s) ? "won" : "" },
-        h("span", {}, seatName(m, s), m.seats[s]?.bot ? h("span", { class: "badge bot" }, t("seat.bot")) : ""),
-        ratingChange(m.ratings?.[s]),
-        h("strong", {}, g.scores[s])))),
-      h("div", { class: "row" },
-        m.host ? h("button", { class: "btn primary", type: "button", id: "rematch-btn", onclick: () => this.actions.rematch() }, t("result.rematch")) : h("p", { class: "muted" }, t("result.host_rematch")),
-        h("button", { class: "btn", type: "button", onclick: () => this.actions.leave(true) }, t("result.lobby"))),
-    );
-  }
-
-  /** The end of a hand: points taken, a moon banner, the running totals. Stays until the next deal. */
-  _summary(m) {
-    const box = $("#hand-summary", this.root);
-    const s = this.summary;
-    box.hidden = !s || this.summaryDismissed || m.status === "finished" || this.stage.busy;
-    if (box.hidden) return;
-    const key = JSON.stringify([s.hand, s.points, s.scores]);
-    if (box.dataset.key === key) return;
-    box.dataset.key = key;
-    const low = Math.min(...s.scores);
-    box.replaceChildren(...h("div", {},
-      h("h2", {}, t("summary.title", { n: s.hand })),
-      s.shooter !== null && s.shooter !== undefined ? h("p", { class: "moon-banner" }, h("span", { "aria-hidden": "true" }, "☾ "), t("summary.moon", { name: s.names[s.shooter] })) : null,
-      h("table", { class: "summary-table" },
-        h("thead", {}, h("tr", {}, h("th", { scope: "col" }, t("summary.player")), h("th", { scope: "col" }, t("summary.hand")), h("th", { scope: "col" }, t("summary.total")))),
-        h("tbody", {}, [0, 1, 2, 3].map((seat) => h("tr", { class: seat === m.you ? "you" : "" },
-          h("th", { scope: "row" }, s.names[seat]),
-          h("td", {}, s.points[seat] ? `+${s.points[seat]}` : "0"),
-          h("td", { class: s.scores[seat] === low ? "lowest" : "" }, s.scores[seat]))))),
-      h("p", { class: "muted small" }, t("summary.next")),
-      h("button", { class: "close", type: "button", "aria-label": t("common.close"), dataset: { close: "summary" } }, "×"),
-    ).childNodes);
-  }
-
   _prompt(m) {
     const el = $("#prompt-text", this.root);
     const g = m.game;
@@ -509,114 +454,8 @@ export class TableView {
     $("#hand-actions", this.root).hidden = m.status !== "playing";
   }
 
-  _lastTrick(m) {
-    const box = $("#last-trick", this.root);
-    const tr = m.lastTrick;
-    box.hidden = !(this.showLastTrick && tr);
-    if (box.hidden) return;
-    box.replaceChildren(
-      h("h3", {}, t("last.title", { n: tr.number })),
-      h("ol", { class: "trick-list" }, tr.cards.map((card, k) => {
-        const seat = (tr.leader + k) % 4;
-        return h("li", { class: seat === tr.winner ? "won" : "" }, h("span", { class: "who" }, seatName(m, seat), k === 0 ? ` (${t("trick.led")})` : ""),
-          h("span", { class: "card mini static", role: "img", "aria-label": cardName(card) }, cardFace(card, { small: true })));
-      })),
-      h("p", {}, h("strong", {}, t("trick.took", { name: seatName(m, tr.winner) })), tr.points ? ` (+${tr.points})` : ` (${t("last.no_points")})`),
-      h("button", { class: "close", type: "button", "aria-label": t("common.close"), dataset: { close: "last" } }, "×"),
-    );
-  }
-
-  // --- side panel -------------------------------------------------------------------------
-
-  _scores(m) {
-    const table = $("#scores", this.root);
-    const g = m.game;
-    const seats = [0, 1, 2, 3];
-    const key = JSON.stringify([m.seats.map((s) => s && [s.name, s.bot]), g?.history, g?.takenPoints, g?.scores, m.status, m.you]);
-    if (table.dataset.key === key) return;
-    table.dataset.key = key;
-    const head = h("tr", {}, h("th", { scope: "col" }, t("scores.hand")), seats.map((s) => h("th", { scope: "col", class: s === m.you ? "you" : "", title: seatName(m, s) },
-      h("span", { class: "th-name" }, seatName(m, s)), m.seats[s]?.bot ? h("span", { class: "badge bot" }, t("seat.bot")) : "")));
-    const rows = [];
-    if (g) {
-      g.history.forEach((pts, k) => rows.push(h("tr", {}, h("th", { scope: "row" }, k + 1), pts.map((p) => h("td", {}, p)))));
-      if (m.status === "playing" && g.handNumber > g.history.length) {
-        rows.push(h("tr", { class: "current" }, h("th", { scope: "row" }, t("scores.now")), g.takenPoints.map((p) => h("td", {}, p))));
-      }
-      const low = Math.min(...g.scores);
-      rows.push(h("tr", { class: "total" }, h("th", { scope: "row" }, t("scores.total")), g.scores.map((p) => h("td", { class: p === low ? "lowest" : "" }, p))));
-    }
-    table.replaceChildren(h("thead", {}, head), h("tbody", {}, rows));
-    setText($("#scores-target", this.root), m.options?.target ? t("scores.target", { n: m.options.target }) : "");
-  }
-
-  _log(m) {
-    const box = $("#log", this.root);
-    const g = m.game;
-    const key = JSON.stringify([m.handLog.length, g?.tricks.length, g?.handNumber, m.notes.length, m.seats.map((s) => s?.name)]);
-    if (box.dataset.key === key) return;
-    box.dataset.key = key;
-    const open = new Set([...box.querySelectorAll("details[open]")].map((d) => d.dataset.hand));
-    const items = [];
-    const trickLine = (leader, cards, winner, k) =>
-      h("li", { value: k + 1 }, `${t("log.led", { name: seatName(m, leader) })} `,
-        cards.map((c, i) => h("span", { class: `log-card suit-${suitOf(c)}`, title: seatName(m, (leader + i) % 4) }, cardText(c), " ")),
-        winner !== null && winner !== undefined ? ["→ ", h("strong", {}, seatName(m, winner))] : "");
-    const notesFor = (hand) => m.notes.filter((n) => n.hand === hand).map((n) => h("li", { class: `note ${n.kind}` }, n.text));
-    for (const entry of m.handLog) {
-      const tricks = (entry.tricks || []).map((tr, k) => {
-        const [leader, ...cards] = tr;
-        const best = trickLeaderIndex(cards);
-        return trickLine(leader, cards, cards.length === 4 ? (leader + best) % 4 : null, k);
-      });
-      const pts = entry.points.map((p, s) => `${seatName(m, s)} ${p}`).join(", ");
-      const d = h("details", { dataset: { hand: entry.hand } },
-        h("summary", {}, `${t("log.hand", { n: entry.hand, dir: t(`dir.${entry.pass_direction}`) })}: ${pts}`),
-        h("ol", { class: "log-tricks" }, tricks), h("ul", { class: "log-notes" }, notesFor(entry.hand)));
-      if (open.has(String(entry.hand))) d.open = true;
-      items.push(d);
-    }
-    if (g && m.status === "playing" && g.handNumber > m.handLog.length) {
-      const tricks = g.tricks.map((tr, k) => trickLine(tr.leader, tr.cards, tr.winner, k));
-      const d = h("details", { dataset: { hand: "current" }, open: true },
-        h("summary", {}, t("log.hand_now", { n: g.handNumber, dir: t(`dir.${g.passDirection ?? "none"}`) })),
-        tricks.length ? h("ol", { class: "log-tricks" }, tricks) : h("p", { class: "muted" }, t("log.no_tricks")),
-        h("ul", { class: "log-notes" }, notesFor(g.handNumber)));
-      items.push(d);
-    }
-    const early = m.notes.filter((n) => n.hand === 0).map((n) => h("p", { class: `note ${n.kind}` }, n.text));
-    box.replaceChildren(...items, ...early);
-    if (!items.length && !early.length) box.append(h("p", { class: "muted" }, t("log.empty")));
-  }
-
   /** Fair-deal results (hand -> {ok, problems, checked}) from dealcheck.js. */
   setDealResults(results) {
-    this.dealResults = results;
-    this._fairDeal();
-  }
-
-  _fairDeal() {
-    const list = $("#deal-list", this.root);
-    const mark = $("#deal-status", this.root);
-    const warning = $("#deal-warning", this.root);
-    const results = [...this.dealResults.entries()].sort((a, b) => a[0] - b[0]);
-    list.replaceChildren(...results.map(([hand, r]) => h("li", { class: r.ok ? "ok" : "bad" },
-      r.ok ? `✔ ${t(r.checked === "own" ? "deal.ok_own" : "deal.ok_record", { n: hand })}` : `✖ ${t("deal.bad", { n: hand })}`,
-      r.ok ? null : h("ul", { lang: "en" }, r.problems.map((p) => h("li", {}, p))))));
-    if (!results.length) list.append(h("li", { class: "muted" }, t("deal.none")));
-    const last = results[results.length - 1];
-    mark.replaceChildren();
-    mark.className = "deal-status";
-    if (last) {
-      const [hand, r] = last;
-      mark.classList.add(r.ok ? "verified" : "failed");
-      mark.append(r.ok ? `✔ ${t("deal.mark_ok", { n: hand })}` : `✖ ${t("deal.mark_bad", { n: hand })}`);
-    }
-    const bad = results.filter(([, r]) => !r.ok);
-    warning.hidden = !bad.length;
-    if (bad.length) {
-      warning.replaceChildren(h("strong", {}, t("deal.warning_title")), " ",
-        t("deal.warning", { hands: bad.map(([k]) => k).join(", "), problem: bad[bad.length - 1][1].problems[0] }));
-    }
+    this.side.setDealResults(results);
   }
 }
