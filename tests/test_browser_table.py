@@ -17,6 +17,7 @@ from tests.browser_support import (
     CHROMIUM_ARGS,
     DESKTOP,
     INJECT_JS,
+    PAGE_STATE_JS,
     PHONE,
     chromium_path,
     click_card,
@@ -226,18 +227,20 @@ def test_opponents_hold_their_real_count_and_names_agree_with_places(
     pass_three(host)
     assert wait_for_decision(guest) == "pass"
     pass_three(guest)
-    for _ in range(3):
-        if wait_for_decision(host) == "play":
-            play_first_legal(host)
-        if wait_for_decision(guest) == "play":
-            play_first_legal(guest)
+    deadline = time.monotonic() + 30
+    while guest.evaluate("hearts.model.game.tricks.length") < 3:
+        assert time.monotonic() < deadline, "three tricks were not played"
+        for page in (host, guest):  # whoever is to play, plays
+            if page.evaluate(PAGE_STATE_JS) == "play":
+                play_first_legal(page)
+        time.sleep(0.05)
     # Each opponent's fan shows the cards that seat really holds.
     guest.wait_for_function("!hearts.table.stage.busy")
-    counts = guest.evaluate(
-        """() => [0, 1, 2, 3].map(
-          (s) => document.querySelectorAll(`.seat[data-seat="${s}"] .fan .back`).length)"""
+    counts, left = guest.evaluate(  # at one moment: a bot may play at any time
+        """() => [[0, 1, 2, 3].map(
+          (s) => document.querySelectorAll(`.seat[data-seat="${s}"] .fan .back`).length),
+          hearts.model.game.cardsLeft]"""
     )
-    left = guest.evaluate("hearts.model.game.cardsLeft")
     assert counts == [n if s != 1 else 0 for s, n in enumerate(left)]
     assert host_errors == [] and guest_errors == []
     guest_context.close()
