@@ -14,6 +14,7 @@ import pytest
 from tests.browser_support import (
     CHROMIUM_ARGS,
     DESKTOP,
+    INJECT_JS,
     PHONE,
     chromium_path,
     open_table,
@@ -169,6 +170,16 @@ def test_the_language_can_be_switched_and_is_remembered(
     page.select_option("#set-lang", "pt-BR")
     assert page.inner_text("#leave-btn") == "Sair da mesa"
     assert "Escolha três cartas" in page.inner_text("#prompt-text")
+    # A refusal from the server is told in the page's language (by its error code).
+    page.click("#settings > summary")
+    page.evaluate(
+        INJECT_JS,
+        {"event": "your_turn", "seat": 0, "phase": "moon_choice", "legal": [], "clock": None},
+    )
+    page.click('#moon-choice button[data-choice="others_26"]')
+    page.wait_for_selector("#toast:not([hidden])")
+    assert page.inner_text("#toast") == "Não neste momento do jogo."
+    page.click("#settings > summary")
     page.select_option("#set-lang", "ar")
     assert page.evaluate("document.documentElement.dir") == "rtl"
     page.reload()

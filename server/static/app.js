@@ -4,7 +4,7 @@
 
 import { Connection, forgetGuest, newGuest, savedGuest } from "./api.js";
 import { DealCheck } from "./dealcheck.js";
-import { detectLanguage, t, useLanguage } from "./i18n.js";
+import { detectLanguage, errorText, t, useLanguage } from "./i18n.js";
 import { Lobby } from "./lobby.js";
 import { applyLook, chime, enableNotifications, notify, saveSetting, settings } from "./settings.js";
 import { applyEvent, fromView } from "./state.js";
@@ -222,7 +222,7 @@ async function joinRoom(code) {
     conn.forgetRoom();
     history.replaceState({}, "", "/");
     showLobby();
-    lobby.error(err.code === "room_not_found" ? t("app.no_room") : err.message);
+    lobby.error(err.code === "room_not_found" ? t("app.no_room") : errorText(err));
   }
 }
 
@@ -276,7 +276,7 @@ async function move(type, fields) {
   try {
     await conn.request(type, fields);
   } catch (err) {
-    toast(err.message || err.code);
+    toast(errorText(err));
   } finally {
     table.busy = false;
     render();
@@ -289,7 +289,7 @@ async function simple(type, fields = {}, okMessage = "") {
     if (okMessage) toast(okMessage, "info");
     return reply;
   } catch (err) {
-    toast(err.message || err.code);
+    toast(errorText(err));
     return null;
   }
 }
@@ -327,7 +327,7 @@ const tableActions = {
       table.hint = describeHint(reply.hint ?? reply);
     } catch (err) {
       table.hint = null;
-      toast(err.code === "hints_disabled" ? t("app.hints_off") : t("app.no_hint", { error: err.message || err.code }), "info");
+      toast(err.code === "hints_disabled" ? t("app.hints_off") : t("app.no_hint", { error: errorText(err) }), "info");
     }
     render();
   },
@@ -363,7 +363,7 @@ const lobbyActions = {
       guest = await newGuest(name);
       await route();
     } catch (err) {
-      lobby.error(err.message);
+      lobby.error(errorText(err));
     } finally {
       lobby.busy(false);
     }
@@ -375,7 +375,7 @@ const lobbyActions = {
       const reply = await conn.enter("open_room", { options });
       history.pushState({}, "", `/r/${reply.room}`);
     } catch (err) {
-      lobby.error(err.message);
+      lobby.error(errorText(err));
     } finally {
       lobby.busy(false);
     }
@@ -394,7 +394,7 @@ const lobbyActions = {
       lobby.setQuick("queued");
       if (reply.status) showQueueStatus(reply.status);
     } catch (err) {
-      lobby.setQuick(err.code === "unknown_type" ? "off" : "on", err.code === "unknown_type" ? "" : err.message);
+      lobby.setQuick(err.code === "unknown_type" ? "off" : "on", err.code === "unknown_type" ? "" : errorText(err));
     }
   },
   cancelQueue: async () => {

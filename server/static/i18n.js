@@ -1,7 +1,8 @@
 // Every word the client shows, in English, Brazilian Portuguese and Arabic (right to left), and
 // the card names a screen reader speaks in each. The language comes from the browser unless
 // the player chose one (remembered with the other settings). Texts the server writes (error
-// sentences, hint reasons) arrive in English.
+// sentences, hint reasons) arrive in English; a catalog may give its own words for an error
+// code (`error.<code>`), which then replace the server's sentence.
 
 import { settings } from "./settings.js";
 import { catalog as en } from "./lang/en.js";
@@ -65,3 +66,12 @@ export function cardName(card) {
 }
 
 export const suitName = (suit) => (LANGUAGES[lang].cards || en.cards).suits[suit];
+
+/**
+ * What to tell the player about a refused command: the server's sentence (English), or the
+ * page's language's own words for that error code when its catalog has them.
+ */
+export function errorText(err) {
+  const own = LANGUAGES[lang][`error.${err?.code}`];
+  return typeof own === "string" ? own : err?.message || err?.code || String(err);
+}
