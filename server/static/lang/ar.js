@@ -210,6 +210,8 @@ export const catalog = {
   "deal.mark_bad": "التوزيع غير موثّق (الجولة {n})",
   "deal.warning_title": "تحذير: توزيع لم يُوثَّق.",
   "deal.warning": "الجولة {hands}: {problem}. ربما لم يوزّع الخادم بعدل؛ انظر لوحة التوزيع العادل.",
+  "deal.not_listed": "قائمة التزامات الخادم لا تتضمن التزامنا؛ لن نكشف سرّنا.",
+  "deal.trouble": "فحص التوزيع العادل: {error}",
   "log.title": "سجل اللعبة",
   "log.led": "بدأ {name}:",
   "log.hand": "الجولة {n} (التمرير: {dir})",

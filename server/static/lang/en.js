@@ -208,6 +208,8 @@ export const catalog = {
   "deal.mark_bad": "Deal NOT verified (hand {n})",
   "deal.warning_title": "Warning: a deal did not verify.",
   "deal.warning": "Hand {hands}: {problem}. The server may not have dealt fairly; see the Fair deal panel for details.",
+  "deal.not_listed": "The server's commitment list does not include ours; not revealing our secret.",
+  "deal.trouble": "Fair-deal check: {error}",
   "log.title": "Game log",
   "log.led": "{name} led:",
   "log.hand": "Hand {n} (pass {dir})",

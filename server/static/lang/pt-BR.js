@@ -207,6 +207,8 @@ export const catalog = {
   "deal.mark_bad": "Distribuição NÃO verificada (mão {n})",
   "deal.warning_title": "Atenção: uma distribuição não foi verificada.",
   "deal.warning": "Mão {hands}: {problem}. O servidor pode não ter distribuído de forma justa; veja o painel Distribuição justa.",
+  "deal.not_listed": "A lista de compromissos do servidor não inclui o nosso; o segredo não será revelado.",
+  "deal.trouble": "Verificação da distribuição: {error}",
   "log.title": "Histórico",
   "log.led": "{name} saiu:",
   "log.hand": "Mão {n} (passe: {dir})",
