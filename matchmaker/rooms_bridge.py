@@ -15,7 +15,8 @@ from matchmaker.matching import Table
 from server.bots.levels import BOT_LEVELS, DEFAULT_LEVEL
 from server.ratings import display_rating
 from server.ratings.anchors import anchor_rating
-from server.room.machine import SEAT_NAMES, SeatPlayers
+from server.room.bot_names import bot_name
+from server.room.machine import SeatPlayers
 from server.room.state import Clocks, TableOptions
 from server.rooms import RoomService
 from server.rules import Rules
@@ -58,10 +59,11 @@ class RoomsBridge:
         order = list(range(len(seats)))
         secrets.SystemRandom().shuffle(order)
         placed: list[SeatSpec] = []
-        for seat_index, k in enumerate(order):
+        offset = secrets.randbelow(1 << 16)
+        for k in order:
             player, name, level = seats[k]
             if level is not None:
-                name = f"{SEAT_NAMES[seat_index]} {BOT_LEVELS[level].name}"
+                name = bot_name(offset, [n for _, n, _ in seats if n] + [n for _, n, _ in placed])
             placed.append((player, name, level))
         options = TableOptions(rules=Rules(table.target), rated=True, clocks=self.clocks)
         state = await self.rooms.create(kind="quick", host=None, host_name=None, options=options)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-DESKTOP = {"width": 1280, "height": 900}
+DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 
 
@@ -38,10 +39,12 @@ def chromium_path() -> str:
     return found
 
 
-def screenshot(page: Any, name: str) -> Path:
+def screenshot(page: Any, name: str, *, full_page: bool = True) -> Path:
+    """Save a screenshot. A full-page one briefly resizes the viewport (a layout sized to the
+    screen reflows), so checks of what is on screen come before it or use ``full_page=False``."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
+    page.screenshot(path=str(path), full_page=full_page)
     return path
 
 
@@ -99,3 +102,119 @@ def new_guest(page: Any, base: str, name: str, path: str = "/") -> None:
     page.goto(base + path)
     page.fill("#name-input", name)
     page.click("#name-save")
+
+
+def click_card(card: Any) -> None:
+    """Click a card of the overlapping hand where it shows: the strip at its left edge (the
+    hand is one row, each card partly under the next). The mouse goes where a player's would,
+    after checking that nothing else is on top there (Playwright's own retries would scroll)."""
+    card.wait_for(state="visible")
+    box = card.bounding_box()
+    assert box is not None
+    x, y = box["x"] + 6, box["y"] + box["height"] / 2
+    on_top = card.evaluate("(el, [x, y]) => el.contains(document.elementFromPoint(x, y))", [x, y])
+    assert on_top, f"something covers {card.get_attribute('data-card')} at {x:.0f},{y:.0f}"
+    card.page.mouse.click(x, y)
+
+
+OUT_OF_VIEW_JS = """(selectors) => {
+  const vw = innerWidth, vh = innerHeight, bad = [];
+  if (scrollX !== 0 || scrollY !== 0) bad.push(`the page is scrolled to ${scrollX},${scrollY}`);
+  for (const sel of selectors) {
+    const els = [...document.querySelectorAll(sel)];
+    if (!els.length) bad.push(`${sel}: not in the page`);
+    for (const el of els) {
+      const r = el.getBoundingClientRect();
+      if (!r.width || !r.height) bad.push(`${sel}: not shown`);
+      else if (r.left < -0.5 || r.top < -0.5 || r.right > vw + 0.5 || r.bottom > vh + 0.5) {
+        const at = [r.left, r.top, r.right, r.bottom].map(Math.round);
+        bad.push(`${sel}: ${at[0]},${at[1]} to ${at[2]},${at[3]} in ${vw}x${vh}`);
+      }
+    }
+  }
+  return bad;
+}"""
+
+
+def out_of_view(page: Any, *selectors: str) -> list[str]:
+    """Which of the elements (every match of each selector) are not wholly on screen, with the
+    page unscrolled; [] when all are."""
+    return list(page.evaluate(OUT_OF_VIEW_JS, list(selectors)))
+
+
+# Feed the page an event as if from the server (prompts a random game seldom reaches).
+INJECT_JS = """(event) => hearts.conn.dispatchEvent(new CustomEvent('event', {
+  detail: {type: 'event', room: hearts.conn.room, seq: hearts.conn.seq, ...event},
+}))"""
+
+
+def open_table(page: Any, base: str, name: str, *, solo_clock: bool = False) -> None:
+    """A fresh guest opens a friends' table to 50, fills it with random bots and starts."""
+    new_guest(page, base, name)
+    page.wait_for_selector("#room-form", state="visible")
+    page.select_option("#opt-target", "50")
+    if solo_clock:
+        page.check("#opt-solo-clock")
+    page.click("#open-room")
+    page.wait_for_selector("#host-controls", state="visible")
+    page.select_option("#bot-level", "random")
+    page.click("#fill-bots")
+    page.click("#start-btn:not([disabled])")
+
+
+def pass_three(page: Any) -> None:
+    cards = page.locator("#hand button.card:not([disabled])")
+    for i in range(3):
+        click_card(cards.nth(i))
+    page.click("#pass-btn")
+    page.wait_for_selector("#pass-btn", state="hidden")
+
+
+def play_first_legal(page: Any) -> str:
+    """Play the first playable card; wait until it left the hand (or the hand is over)."""
+    legal = page.locator("#hand button.card.legal:not([disabled])").first
+    card = str(legal.get_attribute("data-card"))
+    hand = page.evaluate("hearts.model.game.handNumber")
+    click_card(legal)
+    page.wait_for_function(
+        """([card, hand]) => {
+          const m = hearts.model;
+          const g = m.game;
+          return m.status !== 'playing' || g.handNumber !== hand || !g.hand.includes(card);
+        }""",
+        arg=[card, hand],
+    )
+    return card
+
+
+def new_page(
+    browser: Any, viewport: dict[str, int] = DESKTOP, **options: Any
+) -> tuple[Any, Any, list[str]]:
+    """A fresh context and page at ``viewport``; the list fills with the page's errors."""
+    context = browser.new_context(viewport=viewport, **options)
+    context.set_default_timeout(20_000)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    return context, page, errors
+
+
+def play_until(page: Any, done: str, timeout: float = 60) -> None:
+    """Pass and play first legal cards until the JS condition ``done`` holds (or the game ends)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    deadline = time.monotonic() + timeout
+    while not page.evaluate(done):
+        assert time.monotonic() < deadline, f"never reached: {done}"
+        try:
+            state = wait_for_decision(page, timeout=2)
+        except PlaywrightTimeout:
+            continue
+        if state == "pass":
+            pass_three(page)
+        elif state == "play":
+            play_first_legal(page)
+        elif state == "moon":
+            page.click('#moon-choice button[data-choice="others_26"]')
+        else:
+            return

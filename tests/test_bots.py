@@ -312,7 +312,7 @@ def test_hint_ducks_under_the_card_on_the_table() -> None:
 def test_hint_dumps_the_queen_when_out_of_the_suit_led() -> None:
     h = hint(view_at(QUEEN_HANDS, QUEEN_PLAYS), "strong", rng_seed=1)
     assert h.cards == ("QS",)
-    assert h.reason.startswith("dumps the queen of spades on West's trick")
+    assert h.reason.startswith("dumps the queen of spades on a trick the player on your right is")
     assert "out of diamonds" in h.reason
 
 
@@ -320,7 +320,7 @@ def test_hint_takes_a_heart_to_stop_a_moon() -> None:
     for level in BOT_LEVELS:
         h = hint(view_at(MOON_HANDS, MOON_PLAYS), level, rng_seed=1)
         assert h.cards != ("3H",), level  # ducking lets West take all 26
-        assert h.reason == "takes a heart to stop West's moon", level
+        assert h.reason == "takes a heart so the player on your right cannot shoot the moon", level
 
 
 def test_hint_for_a_pass_names_the_queen_without_guards() -> None:

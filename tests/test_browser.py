@@ -21,10 +21,12 @@ from protocol.shuffle import deal_context, seat_commitment
 from tests.browser_support import (
     CHROMIUM_ARGS,
     DESKTOP,
+    INJECT_JS,
     PHONE,
     ROOT,
     Frames,
     chromium_path,
+    click_card,
     new_guest,
     screenshot,
     wait_for_decision,
@@ -218,7 +220,7 @@ def test_a_whole_game_with_bots_a_watcher_and_a_dropped_connection(
             assert page.is_disabled("#pass-btn")
             cards = page.locator("#hand button.card:not([disabled])")
             for i in range(3):
-                cards.nth(i).click()
+                click_card(cards.nth(i))
             assert page.locator('#hand button.card[aria-pressed="true"]').count() == 3
             page.click("#pass-btn")
             page.wait_for_selector("#pass-btn", state="hidden")
@@ -269,7 +271,7 @@ def test_a_whole_game_with_bots_a_watcher_and_a_dropped_connection(
             continue  # the page may have been re-rendered: look again
         legal = page.locator("#hand button.card.legal:not([disabled])")
         card = legal.first.get_attribute("data-card")
-        legal.first.click()
+        click_card(legal.first)
         _wait_played(page, card, model["hand"])
 
     screenshot(page, "game-end")
@@ -382,7 +384,7 @@ def _check_fair_deal(page: Any, frames: Frames, hands: set[int]) -> None:
     assert len(frames.sent_of("reveal")) >= len(hands)
     assert audits, "the server committed to shuffles but published no audit"
     page.wait_for_function(
-        "n => document.querySelectorAll('#deal-list li.ok').length >= n", arg=len(audits)
+        "(n) => document.querySelectorAll('#deal-list li.ok').length >= n", arg=len(audits)
     )
     assert page.locator("#deal-list li.bad").count() == 0
     assert page.is_hidden("#deal-warning")
@@ -392,10 +394,6 @@ def _check_fair_deal(page: Any, frames: Frames, hands: set[int]) -> None:
 
 
 # --- prompts a random game seldom reaches -------------------------------------------------------
-
-INJECT_JS = """(event) => hearts.conn.dispatchEvent(new CustomEvent('event', {
-  detail: {type: 'event', room: hearts.conn.room, seq: hearts.conn.seq, ...event},
-}))"""
 
 
 def test_moon_choice_refusals_and_a_deal_that_does_not_verify(
@@ -540,7 +538,7 @@ def test_an_idle_seat_runs_out_of_time_and_is_booted(
     assert wait_for_decision(host) == "pass"
     cards = host.locator("#hand button.card:not([disabled])")
     for i in range(3):
-        cards.nth(i).click()
+        click_card(cards.nth(i))
     host.click("#pass-btn")
 
     # Ivo does nothing. Hana's page shows his grace, then his bank running down…

@@ -62,11 +62,11 @@ async def test_an_idle_player_is_booted_by_another_and_a_bot_finishes(
     await idle.close()
 
 
-async def test_an_idle_player_alone_with_bots_is_booted_by_the_server(
+async def test_an_idle_player_alone_with_bots_is_booted_when_the_host_turned_the_clock_on(
     server: ServerProcess,
 ) -> None:
     idle = await new_player(server, "Alone")
-    room = await open_table(server, idle)
+    room = await open_table(server, idle, {"target": 50, "solo_clock": True})
     await idle.request("fill_bots", level="random")
     await idle.request("start")
     replaced = await idle.next_event("replaced", timeout=10)

@@ -126,7 +126,8 @@ async def test_a_clock_fires_on_another_node_after_its_node_is_killed(clean_redi
     two = node(clean_redis, **clocks)
     try:
         idle = await new_player(one, "Idle")
-        room = await open_table(one, idle)
+        # Alone with bots the clock boots nobody unless the host turned it on: turn it on.
+        room = await open_table(one, idle, {"target": 50, "solo_clock": True})
         await idle.request("fill_bots", level="random")
         await idle.request("start")
         watcher = await new_player(two, "Watcher")
@@ -148,7 +149,7 @@ async def test_after_a_whole_service_outage_nobody_is_booted_for_the_downtime(
     clocks = {"HEARTS_GRACE_PASS": "1", "HEARTS_BANK": "1", "HEARTS_OUTAGE_AFTER": "1"}
     first = node(clean_redis, **clocks)
     player = await new_player(first, "Patient")
-    room = await open_table(first, player)
+    room = await open_table(first, player, {"target": 50, "solo_clock": True})  # a clock that boots
     await player.request("fill_bots", level="random")
     await player.request("start")
     prompt = await player.next_event("your_turn")

@@ -18,6 +18,7 @@ from matchmaker.matching import MatchConfig, QueueEntry, Table
 from matchmaker.rooms_bridge import RoomsBridge
 from matchmaker.service import LEASE_NAME, Matchmaker, SeatedTable
 from server.bot_pool import BotPool
+from server.room.bot_names import BOT_NAMES
 from server.room.state import RoomState
 from server.rooms import RoomService
 from server.store import MemoryRoomStore
@@ -262,7 +263,8 @@ async def test_the_bridge_opens_a_rated_room_with_players_and_bots_seated() -> N
     assert humans == {"ann": "Name ann", "bob": "Name bob"}
     bots = [s for s in seats if s.is_bot]
     assert [(b.bot, b.original) for b in bots] == [("basic", "bot:basic")] * 2
-    assert all("Basic Bot" in b.name for b in bots)
+    # Bots have names of their own, never compass points (which are true from one side only).
+    assert all(b.name in BOT_NAMES for b in bots) and len({b.name for b in bots}) == 2
     await bridge.abandon_table(seated.room_id)
     assert await store.load_room(seated.room_id) is None
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from protocol.cards import cards_in, mask_of_names, names_of
@@ -226,8 +228,36 @@ def test_nobody_boots_within_the_window_then_the_server_does() -> None:
     assert d.state.departures[-1]["reason"] == "silent"
 
 
-def test_alone_with_bots_an_idle_player_is_replaced_when_the_bank_runs_out() -> None:
+def test_alone_with_bots_the_clock_boots_nobody_by_default() -> None:
     d = seated_game(humans=1, clocks=CLOCKS)
+    d.run_deadlines()  # the bots pass; the human does not
+    d.now = 1000.0 + 10 + 30 + 1 + 3600  # an hour past the bank, still connected
+    events = d.do(Tick())
+    assert not d.state.seats[0].is_bot and d.state.seats[0].out_of_time_at is None
+    assert not [e for e in events if e.kind in ("out_of_time", "replaced")]
+    assert d.state.game.phase is Phase.PASSING  # still waiting on the human's pass
+
+
+def test_alone_with_bots_the_only_human_is_not_replaced_while_connected() -> None:
+    d = seated_game(humans=1, clocks=CLOCKS)
+    d.run_deadlines()
+    d.do(Disconnect("p0", "c0"))
+    d.now += CLOCKS.reconnect - 0.1
+    d.do(Tick())
+    assert not d.state.seats[0].is_bot
+    d.do(Connect("p0", "c1"))  # back in time: the seat is theirs
+    d.now += 3600
+    d.do(Tick())
+    assert not d.state.seats[0].is_bot
+    d.do(Disconnect("p0", "c1"))  # gone past the reconnect grace: a bot plays the seat
+    d.now += CLOCKS.reconnect
+    d.do(Tick())
+    assert d.state.seats[0].is_bot and d.state.departures[-1]["reason"] == "silent"
+
+
+def test_alone_with_bots_and_the_host_clock_on_an_idle_player_is_replaced() -> None:
+    d = seated_game(humans=1, clocks=CLOCKS)
+    d.state.options = replace(d.state.options, solo_clock=True)
     d.run_deadlines()  # the bots pass; the human does not
     assert next_deadline(d.state) == 1000.0 + 10 + 30 + 1
     d.now = next_deadline(d.state)
@@ -301,6 +331,7 @@ def test_an_outage_is_given_back_to_every_clock_once() -> None:
     from server.room.machine import ShiftClocks
 
     d = seated_game(humans=1, clocks=CLOCKS)
+    d.state.options = replace(d.state.options, solo_clock=True)
     d.run_deadlines()
     since = d.state.seats[0].turn_since
     due = next_deadline(d.state)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from server.rules import HEARTS_MASK, SUIT_MASKS, Rules
 
-from .knowledge import SEAT_NAMES, Knowledge
+from .knowledge import Knowledge
 from .outcome import moon_points
 
 RANK_WORDS = (
@@ -26,6 +26,13 @@ def card_words(card: int) -> str:
     return f"{RANK_WORDS[card % 13]} of {SUIT_WORDS[card // 13]}"
 
 
+def seat_words(me: int, seat: int) -> str:
+    """Where ``seat`` sits as ``me`` sees it: compass names are true from one side only."""
+    return ("you", "the player on your left", "the player across", "the player on your right")[
+        (seat - me) & 3
+    ]
+
+
 def _winning(trick: list[int]) -> int:
     led = trick[0] // 13
     return max(c for c in trick if c // 13 == led)
@@ -37,9 +44,10 @@ def explain_play(k: Knowledge, legal: int, card: int, runner: int, shooting: boo
     suit = card // 13
     if not legal & (legal - 1):
         return "is your only legal card"
-    if shooting:
-        return "keeps taking tricks to shoot the moon"
     trick = k.trick
+    if shooting and _takes_the_lead(k, card):
+        # Only a card that wins the trick as it stands keeps taking tricks.
+        return "keeps taking tricks to shoot the moon"
     left_in_suit = k.hand & SUIT_MASKS[suit] & ~bit
     if trick:
         led = trick[0] // 13
@@ -47,17 +55,18 @@ def explain_play(k: Knowledge, legal: int, card: int, runner: int, shooting: boo
         win_seat = (k.leader + trick.index(win)) & 3
         points_on = any((1 << c) & (HEARTS_MASK | (1 << QUEEN)) for c in trick)
         if runner >= 0 and runner != k.seat:
-            name = SEAT_NAMES[runner]
+            name = seat_words(k.seat, runner)
             if suit == led and card > win and (points_on or bit & HEARTS_MASK):
                 what = "the queen" if any(c == QUEEN for c in trick) else "a heart"
-                return f"takes {what} to stop {name}'s moon"
+                return f"takes {what} so {name} cannot shoot the moon"
             if suit != led and win_seat == runner and not bit & (HEARTS_MASK | (1 << QUEEN)):
                 return f"keeps points away from {name}, who is going for the moon"
         if suit != led:
             out_of = SUIT_WORDS[led]
             if card == QUEEN:
+                who = seat_words(k.seat, win_seat)
                 return (
-                    f"dumps the queen of spades on {SEAT_NAMES[win_seat]}'s trick "
+                    f"dumps the queen of spades on a trick {who} is winning "
                     f"while you are out of {out_of}"
                 )
             if bit & HEARTS_MASK:
@@ -92,6 +101,15 @@ def explain_play(k: Knowledge, legal: int, card: int, runner: int, shooting: boo
     return "costs the fewest points in the simulated deals"
 
 
+def _takes_the_lead(k: Knowledge, card: int) -> bool:
+    """``card`` wins the trick as it stands: it follows and beats the card on top, or leads a
+    suit in which nobody else can hold a higher card."""
+    suit = card // 13
+    if k.trick:
+        return suit == k.trick[0] // 13 and card > _winning(k.trick)
+    return not k.unseen & SUIT_MASKS[suit] & ~((1 << (card + 1)) - 1)
+
+
 def _later(k: Knowledge) -> str:
     if k.hand & (1 << QUEEN):
         return "the queen"
@@ -122,8 +140,21 @@ def explain_pass(k: Knowledge, cards: int) -> str:
     if cards & HEARTS_MASK & ~((1 << 48) - 1):
         reasons.append("passes high hearts that could take tricks full of points")
     if not reasons:
-        reasons.append("passes high cards that have few low cards to cover them")
+        reasons.append(
+            "passes high cards that have few low cards to cover them"
+            if _uncovered_high(hand & ~cards, cards)
+            else "passes the cards the simulated deals found costliest to keep"
+        )
     return " and ".join(reasons[:2])
+
+
+def _uncovered_high(kept: int, cards: int) -> bool:
+    """Every passed card is a nine or higher with at most two lower cards of its suit kept."""
+    for card in (c for c in range(52) if cards >> c & 1):
+        lower_kept = kept & SUIT_MASKS[card // 13] & ((1 << card) - 1)
+        if card % 13 < 7 or lower_kept.bit_count() > 2:
+            return False
+    return True
 
 
 def explain_moon(seat: int, scores: list[int], rules: Rules, choice: str) -> str:
@@ -137,8 +168,12 @@ def explain_moon(seat: int, scores: list[int], rules: Rules, choice: str) -> str
     other = "shooter_minus_26" if choice == "others_26" else "others_26"
     if over and lowest:
         return "ends the game with you on the lowest score"
-    if ends[other][0] and not ends[other][1]:
+    if not over and ends[other][0] and not ends[other][1]:
         return "does not end the game while someone else has a lower score"
     if choice == "others_26":
-        return "brings the end of the game nearer while you have the lowest score"
-    return "keeps the game going while you are behind"
+        if lowest:
+            return "brings the end of the game nearer while you have the lowest score"
+        return "adds 26 to each of the others and leaves your own score as it is"
+    if not over and not lowest:
+        return "keeps the game going while you are behind"
+    return "takes 26 off your own score"

@@ -17,7 +17,6 @@ from server.rules import HEARTS_MASK, POINT_CARDS, QUEEN_OF_SPADES, SUIT_MASKS, 
 FULL_DECK = (1 << 52) - 1
 QUEEN_BIT = 1 << QUEEN_OF_SPADES
 DIRECTION_OFFSETS = {"none": 0, "left": 1, "across": 2, "right": 3}
-SEAT_NAMES = ("North", "East", "South", "West")
 
 
 @dataclass(slots=True)

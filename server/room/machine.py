@@ -22,6 +22,7 @@ from protocol.shuffle import (
 )
 from server.rules import Game, IllegalMove, Phase, deal_from_deck, mask_of, points_in
 
+from .bot_names import bot_name
 from .dealing import hand_context, server_secret
 from .game_view import DIRECTION_NAMES, names_of_seq, trick_record
 from .state import RoomState, Seat, TableOptions
@@ -31,7 +32,6 @@ ALL = -1
 
 MAX_SPECTATORS = 500
 SHUFFLE_MISSES_IDLE = 2  # shuffles missed in a row before a seat counts as idle
-SEAT_NAMES = ("North", "East", "South", "West")
 
 
 class RoomError(Exception):
@@ -265,8 +265,13 @@ def next_deadline(state: RoomState) -> float | None:
         if seat.is_bot or not live:
             continue
         if seat.out_of_time_at is not None:
-            times.append(seat.out_of_time_at + clocks.boot_window)
-        elif seat.turn_since is not None:
+            if _clock_boots(state, i):
+                times.append(seat.out_of_time_at + clocks.boot_window)
+        elif seat.turn_since is not None and (
+            _clock_boots(state, i)
+            or (state.game is not None
+            and state.game.phase is Phase.MOON_CHOICE)
+        ):
             times.append(seat.turn_since + _grace(state) + seat.bank + clocks.lag_cap)
         if seat.away_since is not None and not (humans_present - {i}):
             times.append(seat.away_since + clocks.reconnect)
@@ -307,6 +312,16 @@ def _grace(state: RoomState) -> float:
     clocks = state.options.clocks
     phase = state.game.phase if state.game is not None else None
     return clocks.grace_play if phase is Phase.PLAYING else clocks.grace_pass
+
+
+def _clock_boots(state: RoomState, i: int) -> bool:
+    """Whether running out of time can cost seat ``i`` its seat: at a table where no other
+    human sat down, only if the host turned the clock on (a game alone with bots is casual).
+    A table that had other humans keeps its clock after they are replaced by bots."""
+    others = (s for k, s in enumerate(state.seats) if k != i and s is not None)
+    return state.options.solo_clock or any(
+        not s.is_bot or not (s.original or "bot:").startswith("bot:") for s in others
+    )
 
 
 def _connected_humans(state: RoomState) -> set[int]:
@@ -424,7 +439,8 @@ class _Step:
         level = c.level or st.options.bot_level
         for i, seat in enumerate(st.seats):
             if seat is None:
-                name = f"{SEAT_NAMES[i]} Bot"
+                taken = [seat.name for seat in st.seats if seat is not None]
+                name = bot_name(st.seed[0] if st.seed else 0, taken)
                 st.seats[i] = Seat(name=name, bot=level, original=f"bot:{level}")
                 self.emit(ALL, "seated", seat=i, name=name, bot=True, level=level)
 
@@ -634,10 +650,13 @@ class _Step:
                 seat.turn_since is not None
                 and now >= seat.turn_since + grace + seat.bank + clocks.lag_cap
             )
-            if seat.out_of_time_at is None and bank_out:
+            # The moon choice always has its deadline; otherwise a clock that boots nobody
+            # (a player alone with bots) never runs out.
+            moon = self._game().phase is Phase.MOON_CHOICE
+            if seat.out_of_time_at is None and bank_out and (moon or _clock_boots(st, i)):
                 seat.bank = 0.0
                 seat.out_of_time_at = now
-                if self._game().phase is Phase.MOON_CHOICE:
+                if moon:
                     # No answer picks others_26 (RULES.md); the seat is then out of time.
                     self._game().choose_moon(i, "others_26")
                     self.emit(ALL, "moon_chosen", seat=i, choice="others_26", timeout=True)
@@ -647,7 +666,11 @@ class _Step:
                 if not seat.connected or not others:
                     self._replace(i, "silent")
                     continue
-            if seat.out_of_time_at is not None and now >= seat.out_of_time_at + clocks.boot_window:
+            if (
+                seat.out_of_time_at is not None
+                and now >= seat.out_of_time_at + clocks.boot_window
+                and _clock_boots(st, i)
+            ):
                 self._replace(i, "silent")
                 continue
             if (

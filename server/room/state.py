@@ -29,7 +29,7 @@ class Clocks:
     boot_window: float = 15.0
     lag_cap: float = 1.0
     bot_think: float = 0.8
-    between_hands: float = 2.0
+    between_hands: float = 5.0  # time to read the end-of-hand summary before the next deal
     shuffle: float = 5.0  # to commit and to reveal a shuffle secret, each
     correspondence_wait: float = 48 * 3600.0
 
@@ -42,6 +42,8 @@ class TableOptions:
     rated: bool = False
     bot_level: str = BOT_DEFAULT_LEVEL
     clocks: Clocks = field(default_factory=Clocks)
+    # With no other human seated, the clock boots nobody unless the host turned this on.
+    solo_clock: bool = False
 
     def to_value(self) -> dict[str, Any]:
         return {
@@ -51,6 +53,7 @@ class TableOptions:
             "rated": self.rated,
             "bot_level": self.bot_level,
             "clocks": astuple(self.clocks),  # positional: the hot state stays small
+            "solo_clock": self.solo_clock,
         }
 
     @classmethod
@@ -62,6 +65,7 @@ class TableOptions:
             rated=v["rated"],
             bot_level=v["bot_level"],
             clocks=Clocks(**v["clocks"]) if isinstance(v["clocks"], dict) else Clocks(*v["clocks"]),
+            solo_clock=v.get("solo_clock", False),  # absent from states stored before it
         )
 
     def public(self) -> dict[str, Any]:
@@ -75,6 +79,7 @@ class TableOptions:
             "hints": self.hints and not self.rated,
             "rated": self.rated,
             "clocks": asdict(self.clocks),
+            "solo_clock": self.solo_clock,
         }
 
 
@@ -88,6 +93,7 @@ OPTION_VALUES: dict[str, tuple[Any, ...]] = {
     "tie": tuple(t.value for t in Tie),
     "pace": PACES,
     "hints": (True, False),
+    "solo_clock": (True, False),  # a table alone with bots: may the clock boot its one human?
 }
 
 
@@ -117,7 +123,8 @@ def parse_options(raw: dict[str, Any], *, clocks: Clocks, kind: str) -> TableOpt
     )
     pace = _option(raw, "pace", PACES, "live")
     hints = _option(raw, "hints", (True, False), True)
-    return TableOptions(rules=rules, pace=pace, hints=hints, clocks=clocks)
+    solo_clock = _option(raw, "solo_clock", (True, False), False)
+    return TableOptions(rules=rules, pace=pace, hints=hints, clocks=clocks, solo_clock=solo_clock)
 
 
 @dataclass(slots=True)

@@ -4,7 +4,9 @@
 
 import { Connection, forgetGuest, newGuest, savedGuest } from "./api.js";
 import { DealCheck } from "./dealcheck.js";
+import { detectLanguage, errorText, t, useLanguage } from "./i18n.js";
 import { Lobby } from "./lobby.js";
+import { applyLook, chime, enableNotifications, notify, saveSetting, settings } from "./settings.js";
 import { applyEvent, fromView } from "./state.js";
 import { TableView } from "./table.js";
 
@@ -17,6 +19,7 @@ let deal = null;
 let lobby = null;
 let table = null;
 let toastTimer = null;
+let wasMyTurn = false;
 
 const routeCode = () => (location.pathname.match(/^\/r\/([A-Za-z0-9_-]{4,40})\/?$/) || [])[1] || null;
 
@@ -44,9 +47,13 @@ function showLobby(options = {}) {
 }
 
 function showTable() {
+  const arriving = $("#table-view").hidden;
   lobby.hide();
   showBootMessage("");
   $("#table-view").hidden = false;
+  // The lobby may have been scrolled (the account panel sits above the table form): the table
+  // starts at the top, as a screen of its own.
+  if (arriving) window.scrollTo(0, 0);
 }
 
 // --- the connection ---------------------------------------------------------------------------
@@ -67,11 +74,11 @@ async function connect() {
     forgetGuest();
     guest = null;
     model = null;
-    toast("The server no longer knows this name; choose it again to carry on.", "info");
+    toast(t("app.name_forgotten"), "info");
     showLobby({ joining: routeCode() });
   });
   conn.addEventListener("lost-room", () => {
-    toast("That table no longer exists.");
+    toast(t("app.room_gone"));
     goToLobby();
   });
   try {
@@ -96,13 +103,15 @@ async function connect() {
 function showStatus(status) {
   const el = $("#conn-status");
   el.dataset.state = status;
-  el.textContent = { online: "● online", connecting: "connecting…", reconnecting: "reconnecting…", failed: "offline" }[status] || status;
+  el.textContent = ["online", "connecting", "reconnecting", "failed"].includes(status) ? t(`conn.${status}`) : status;
 }
 
 function onView(view) {
   const fresh = !model || model.room !== view.room;
   model = fromView(view, conn.serverNow());
-  if (fresh) table.resetTransient();
+  table.model = model;
+  if (fresh) table.resetTransient(model);
+  else table.stage.reset(model.game?.trick); // back in step: the sequence restarts from here
   deal.reset(model.gameId);
   deal.fromView(view);
   deal.catchUp(model.handLog.map((entry) => entry.hand));
@@ -113,18 +122,25 @@ function onView(view) {
 function onEvent(ev) {
   if (!model) return;
   const wasSeat = model.you;
+  table.onEvent(ev, model); // before the model moves on: a played card flies from where it was
   applyEvent(model, ev, conn.serverNow());
   deal.onEvent(ev, wasSeat);
   switch (ev.event) {
     case "game_started":
       deal.reset(ev.game);
-      table.resetTransient();
+      table.resetTransient(model);
+      if (model.you !== null) window.scrollTo(0, 0); // the whole table in view as play begins
       break;
     case "hand_started":
-      table.resetTransient();
+      table.selected.clear();
+      table.hint = null;
+      table.showLastTrick = false;
+      break;
+    case "hand_over":
+      announce(t("announce.hand_over", { n: ev.hand }));
       break;
     case "replaced":
-      if (ev.seat === wasSeat) toast("A bot has taken your seat; you are watching now.", "info");
+      if (ev.seat === wasSeat) toast(t("app.replaced_you"), "info");
       break;
     default:
   }
@@ -133,8 +149,25 @@ function onEvent(ev) {
 
 function render() {
   table.render(model);
-  const myTurn = model?.prompt && model.status === "playing";
-  document.title = myTurn ? "▶ Your turn · Hearts Live" : "Hearts Live";
+  const myTurn = Boolean(model?.prompt && model.status === "playing");
+  document.title = myTurn ? t("app.title_turn") : "Hearts Live";
+  if (myTurn && !wasMyTurn) yourTurn(model.prompt.phase);
+  wasMyTurn = myTurn;
+}
+
+/** Say so in the live region; with the tab hidden, the sound and notification the player chose. */
+function yourTurn(phase) {
+  announce(t(phase === "passing" ? "announce.turn_pass" : phase === "moon_choice" ? "announce.turn_moon" : "announce.turn_play"));
+  if (!document.hidden) return;
+  if (settings().sound) chime();
+  if (settings().notify) notify(t("notify.turn"));
+}
+
+function announce(text) {
+  const el = $("#announce");
+  el.textContent = "";
+  // A new text node on the next frame: screen readers announce it even if it repeats.
+  requestAnimationFrame(() => (el.textContent = text));
 }
 
 // --- lobby features the server may or may not offer yet -----------------------------------------
@@ -166,11 +199,11 @@ function onFrame(frame) {
 
 function showQueueStatus(status) {
   const parts = [];
-  if (typeof status.waited === "number") parts.push(`waiting ${Math.round(status.waited)}s`);
+  if (typeof status.waited === "number") parts.push(t("lobby.queue_waited", { n: Math.round(status.waited) }));
   if (typeof status.low === "number" && typeof status.high === "number") {
-    parts.push(`ratings ${Math.round(status.low)}–${Math.round(status.high)}`);
+    parts.push(t("lobby.queue_ratings", { low: Math.round(status.low), high: Math.round(status.high) }));
   }
-  if (typeof status.bots_in === "number" && status.bots_in > 0) parts.push(`bots fill in after ${Math.ceil(status.bots_in)}s`);
+  if (typeof status.bots_in === "number" && status.bots_in > 0) parts.push(t("lobby.queue_bots", { n: Math.ceil(status.bots_in) }));
   lobby.setQuick("queued", parts.join(" · "));
 }
 
@@ -184,16 +217,16 @@ function matched(room) {
 // --- rooms ------------------------------------------------------------------------------------
 
 async function joinRoom(code) {
-  showBootMessage("Joining the table…");
+  showBootMessage(t("app.joining"));
   lobby.hide();
   try {
     const reply = await conn.enter("join", { room: code });
-    if (reply.seat === null || reply.seat === undefined) toast("Every seat is taken: you are watching.", "info");
+    if (reply.seat === null || reply.seat === undefined) toast(t("app.watching_full"), "info");
   } catch (err) {
     conn.forgetRoom();
     history.replaceState({}, "", "/");
     showLobby();
-    lobby.error(err.code === "room_not_found" ? "No table has that code. Check the invite link." : err.message);
+    lobby.error(err.code === "room_not_found" ? t("app.no_room") : errorText(err));
   }
 }
 
@@ -216,7 +249,7 @@ async function route() {
       return;
     }
   } catch (err) {
-    showBootMessage(`Cannot reach the server (${err.message}). Retrying…`);
+    showBootMessage(t("app.unreachable", { error: err.message }));
     conn.addEventListener("status", (e) => e.detail === "online" && route(), { once: true });
     return;
   }
@@ -227,7 +260,7 @@ async function route() {
     // Back to "/" (the browser's back button) from a table: leaving a game in progress hands
     // the seat to a bot for good, so ask first.
     const seated = model && model.you !== null && model.you !== undefined;
-    if (seated && model.status === "playing" && !confirm("Leave the table? A bot takes your seat for the rest of the game.")) {
+    if (seated && model.status === "playing" && !confirm(t("app.confirm_leave"))) {
       history.pushState({}, "", `/r/${conn.room}`);
       return;
     }
@@ -247,7 +280,7 @@ async function move(type, fields) {
   try {
     await conn.request(type, fields);
   } catch (err) {
-    toast(err.message || err.code);
+    toast(errorText(err));
   } finally {
     table.busy = false;
     render();
@@ -260,7 +293,7 @@ async function simple(type, fields = {}, okMessage = "") {
     if (okMessage) toast(okMessage, "info");
     return reply;
   } catch (err) {
-    toast(err.message || err.code);
+    toast(errorText(err));
     return null;
   }
 }
@@ -273,7 +306,7 @@ function describeHint(hint) {
   if (!hint || typeof hint !== "object") return { cards: [], text: String(hint), alternatives: [] };
   const cards = Array.isArray(hint.cards) ? hint.cards : hint.card ? [hint.card] : [];
   let text = hint.text || hint.reason || "";
-  if (!text && hint.moon) text = hint.moon === "others_26" ? "Add 26 to each other player." : "Take 26 off your own score.";
+  if (!text && hint.moon) text = hint.moon === "others_26" ? t("app.moon_others") : t("app.moon_minus");
   if (!text) text = JSON.stringify(hint);
   const alternatives = (Array.isArray(hint.alternatives) ? hint.alternatives : [])
     .filter((a) => Array.isArray(a.cards) && typeof a.expected_points === "number")
@@ -289,8 +322,8 @@ const tableActions = {
   moon: (choice) => move("moon", { choice }),
   boot: (seat) => simple("boot", { seat }),
   revoke: (seat) => {
-    const name = model.seats[seat]?.name ?? `seat ${seat + 1}`;
-    if (confirm(`Call a revoke on ${name}? If they did not revoke, you take 26.`)) simple("revoke", { seat });
+    const name = model.seats[seat]?.name ?? t("seat.fallback", { n: seat + 1 });
+    if (confirm(t("app.confirm_revoke", { name }))) simple("revoke", { seat });
   },
   hint: async () => {
     try {
@@ -298,7 +331,7 @@ const tableActions = {
       table.hint = describeHint(reply.hint ?? reply);
     } catch (err) {
       table.hint = null;
-      toast(err.code === "hints_disabled" ? "Hints are off at this table." : `No hint available right now (${err.message || err.code}).`, "info");
+      toast(err.code === "hints_disabled" ? t("app.hints_off") : t("app.no_hint", { error: errorText(err) }), "info");
     }
     render();
   },
@@ -308,7 +341,7 @@ const tableActions = {
   leave: async (quiet = false) => {
     const seated = model && model.you !== null && model.you !== undefined;
     if (!quiet && seated && model.status === "playing" &&
-        !confirm("Leave the table? A bot takes your seat for the rest of the game.")) return;
+        !confirm(t("app.confirm_leave"))) return;
     await conn.request("leave").catch(() => {});
     goToLobby();
   },
@@ -320,8 +353,9 @@ const tableActions = {
       input.select(); // no clipboard API on plain http: select it for Ctrl+C
       document.execCommand?.("copy");
     }
-    toast("Invite link copied.", "info");
+    toast(t("app.copied"), "info");
   },
+  announce: (text) => announce(text),
 };
 
 const lobbyActions = {
@@ -333,7 +367,7 @@ const lobbyActions = {
       guest = await newGuest(name);
       await route();
     } catch (err) {
-      lobby.error(err.message);
+      lobby.error(errorText(err));
     } finally {
       lobby.busy(false);
     }
@@ -345,7 +379,7 @@ const lobbyActions = {
       const reply = await conn.enter("open_room", { options });
       history.pushState({}, "", `/r/${reply.room}`);
     } catch (err) {
-      lobby.error(err.message);
+      lobby.error(errorText(err));
     } finally {
       lobby.busy(false);
     }
@@ -364,7 +398,7 @@ const lobbyActions = {
       lobby.setQuick("queued");
       if (reply.status) showQueueStatus(reply.status);
     } catch (err) {
-      lobby.setQuick(err.code === "unknown_type" ? "off" : "on", err.code === "unknown_type" ? "" : err.message);
+      lobby.setQuick(err.code === "unknown_type" ? "off" : "on", err.code === "unknown_type" ? "" : errorText(err));
     }
   },
   cancelQueue: async () => {
@@ -373,11 +407,57 @@ const lobbyActions = {
   },
 };
 
+// --- the settings menu: this screen only ------------------------------------------------------
+
+function wireSettings() {
+  const s = settings();
+  const lang = $("#set-lang");
+  lang.value = detectLanguage();
+  lang.addEventListener("change", () => {
+    saveSetting("lang", lang.value);
+    useLanguage(lang.value);
+    lobby.setQuick(lobby.quick);
+    if (model) render();
+  });
+  for (const name of ["back", "face"]) {
+    const box = $(`#set-${name}`);
+    box.querySelector(`input[value="${s[name]}"]`).checked = true;
+    box.addEventListener("change", (e) => saveSetting(name, e.target.value));
+  }
+  const pause = $("#set-pause");
+  pause.value = String(s.pause);
+  pause.addEventListener("change", () => saveSetting("pause", Number(pause.value)));
+  const sound = $("#set-sound");
+  sound.checked = s.sound;
+  sound.addEventListener("change", () => {
+    saveSetting("sound", sound.checked);
+    if (sound.checked) chime(); // a sample, and browsers start audio only after a gesture
+  });
+  const note = $("#set-notify");
+  note.checked = s.notify;
+  note.addEventListener("change", async () => {
+    // Permission is asked for only here, when the player turns notifications on.
+    const ok = note.checked ? await enableNotifications() : false;
+    if (note.checked && !ok) {
+      note.checked = false;
+      toast(t("settings.notify_denied"), "info");
+    }
+    saveSetting("notify", note.checked && ok);
+  });
+  document.addEventListener("keydown", (e) => {
+    if (e.key === "Escape" && $("#settings").open) $("#settings").open = false;
+  });
+}
+
 function main() {
   // A handle for the browser console and the browser tests (to drop the socket, read the model).
-  window.hearts = { get conn() { return conn; }, get model() { return model; } };
+  window.hearts = { get conn() { return conn; }, get model() { return model; }, get table() { return table; } };
+  applyLook();
+  useLanguage(detectLanguage());
   lobby = new Lobby(lobbyActions);
+  lobby.setQuick("unknown");
   table = new TableView($("#table-view"), tableActions);
+  wireSettings();
   setInterval(() => table.tick(), 200);
   window.addEventListener("popstate", () => route());
   $("#home-link").addEventListener("click", (e) => {

@@ -3,6 +3,7 @@
 
 export const SUIT_ORDER = "CDSH"; // clubs, diamonds, spades, hearts: the display order
 const RANK_ORDER = "23456789TJQKA";
+// Spoken names are in i18n.js (cardName), in the page's language.
 
 export const SUITS = {
   C: { symbol: "♣", name: "clubs" },
@@ -11,10 +12,6 @@ export const SUITS = {
   H: { symbol: "♥", name: "hearts" },
 };
 
-const RANK_WORDS = {
-  T: "ten", J: "jack", Q: "queen", K: "king", A: "ace",
-  2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine",
-};
 
 export const suitOf = (card) => card[1];
 
@@ -25,9 +22,6 @@ export const rankLabel = (card) => (card[0] === "T" ? "10" : card[0]);
 export const cardOrder = (card) => SUIT_ORDER.indexOf(card[1]) * 13 + RANK_ORDER.indexOf(card[0]);
 
 export const sortCards = (cards) => [...cards].sort((a, b) => cardOrder(a) - cardOrder(b));
-
-/** "queen of spades": for aria labels and the log. */
-export const cardWords = (card) => `${RANK_WORDS[card[0]]} of ${SUITS[card[1]].name}`;
 
 /** "Q♠": compact text for the log and hints. */
 export const cardText = (card) => `${rankLabel(card)}${SUITS[card[1]].symbol}`;
@@ -47,8 +41,9 @@ export function trickLeaderIndex(cards) {
 export const pointsIn = (cards) => cards.reduce((n, c) => n + (c === "QS" ? 13 : suitOf(c) === "H" ? 1 : 0), 0);
 
 /**
- * The face of a card: rank over suit symbol, coloured by suit (a four-colour deck, so suits
- * differ in shape *and* colour; the symbol alone is enough for colour-blind players).
+ * The face of a card: a corner index (rank over suit, the part an overlapped card still shows)
+ * and a large suit symbol. Colours come from the player's deck design (style.css, html[data-face]);
+ * the symbol alone is enough for colour-blind players.
  */
 export function cardFace(card, { small = false } = {}) {
   const face = document.createElement("span");
@@ -61,5 +56,11 @@ export function cardFace(card, { small = false } = {}) {
   suit.className = "suit";
   suit.textContent = SUITS[suitOf(card)].symbol;
   face.append(rank, suit);
+  if (!small) {
+    const pip = document.createElement("span");
+    pip.className = "pip";
+    pip.textContent = SUITS[suitOf(card)].symbol;
+    face.append(pip);
+  }
   return face;
 }

@@ -6,6 +6,7 @@
 // record"). Records live in sessionStorage so a reload mid-hand can still hold the audit to
 // account. A watcher (no seat) still checks each audit's internal consistency.
 
+import { t } from "./i18n.js";
 import { makeSecret, seatCommitment, verifyAudit } from "./fairdeal.js";
 
 const STORE_KEY = "hearts.deal-records";
@@ -78,7 +79,7 @@ export class DealCheck extends EventTarget {
       }
     } catch (err) {
       // Never let the fair-deal bookkeeping break the game; say so instead.
-      this.dispatchEvent(new CustomEvent("trouble", { detail: `Fair-deal check: ${err.message || err}` }));
+      this.dispatchEvent(new CustomEvent("trouble", { detail: t("deal.trouble", { error: err.message || err }) }));
     }
   }
 
@@ -120,7 +121,7 @@ export class DealCheck extends EventTarget {
     if (ev.commitments?.[record.seat] !== record.mine) {
       // The list does not show our commitment: revealing would let our secret be used
       // against a list we never agreed to. Stay out; the audit will mark us absent.
-      this.dispatchEvent(new CustomEvent("trouble", { detail: "The server's commitment list does not include ours; not revealing our secret." }));
+      this.dispatchEvent(new CustomEvent("trouble", { detail: t("deal.not_listed") }));
       return;
     }
     record.revealed = true;

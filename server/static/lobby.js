@@ -2,7 +2,8 @@
 // code, and quick play and the ladder once the server offers them (app.js finds out by trying
 // their commands: an `unknown_type` answer means "not on this server yet").
 
-import { h } from "./table.js";
+import { h } from "./dom.js";
+import { t } from "./i18n.js";
 
 const $ = (sel) => document.querySelector(sel);
 
@@ -31,6 +32,7 @@ export class Lobby {
         tie: $("#opt-tie").value,
         pace: $("#opt-pace").value,
         hints: $("#opt-hints").checked,
+        solo_clock: $("#opt-solo-clock").checked,
       });
     });
     $("#code-form").addEventListener("submit", (e) => {
@@ -38,7 +40,7 @@ export class Lobby {
       const raw = $("#code-input").value.trim();
       const code = (raw.match(/\/r\/([A-Za-z0-9_-]+)/) || [null, raw])[1];
       if (/^[A-Za-z0-9_-]{4,40}$/.test(code)) this.actions.joinCode(code);
-      else this.error("That does not look like an invite link or a table code.");
+      else this.error(t("lobby.bad_code"));
     });
     $("#quick-form").addEventListener("submit", (e) => {
       e.preventDefault();
@@ -56,7 +58,7 @@ export class Lobby {
     if (named) $("#name-shown").textContent = guest.name;
     const note = $("#join-note");
     note.hidden = !joining;
-    note.textContent = joining ? `Choose a name to join the table ${joining}.` : "";
+    note.textContent = joining ? t("lobby.join_note", { code: joining }) : "";
     if (!named) $("#name-input").focus();
   }
 
@@ -80,13 +82,7 @@ export class Lobby {
     this.quick = state;
     const panel = $("#quick-panel");
     panel.dataset.supported = state;
-    const notes = {
-      unknown: "Checking whether this server offers quick play…",
-      off: "Quick play is not available on this server yet. Open a table with friends and bots meanwhile.",
-      on: "Be seated with three players of about your rating; bots fill in after a short wait.",
-      queued: "Looking for players…",
-    };
-    $("#quick-note").textContent = notes[state] || "";
+    $("#quick-note").textContent = ["unknown", "off", "on", "queued"].includes(state) ? t(`lobby.quick_${state}`) : "";
     $("#quick-btn").disabled = state !== "on";
     $("#quick-btn").hidden = state === "queued";
     $("#quick-cancel").hidden = state !== "queued";
@@ -108,15 +104,15 @@ export class Lobby {
     const parts = [];
     if (you) {
       const standing = you.provisional
-        ? `provisional (${you.games ?? 0} of 10 rated games)`
-        : you.rank ? `rank ${you.rank} of ${ladder.size ?? "?"}` : "";
-      parts.push(h("p", { class: "you-rating" }, "Your rating: ", h("strong", {}, you.display ?? "?"), standing ? ` · ${standing}` : ""));
+        ? t("lobby.provisional", { n: you.games ?? 0 })
+        : you.rank ? t("lobby.rank", { rank: you.rank, size: ladder.size ?? "?" }) : "";
+      parts.push(h("p", { class: "you-rating" }, t("lobby.your_rating"), " ", h("strong", {}, you.display ?? "?"), standing ? ` · ${standing}` : ""));
     }
     parts.push(rows.length
       ? h("ol", { class: "ladder" }, rows.map((r, i) =>
           h("li", {}, h("span", { class: "rank" }, r.rank ?? i + 1), h("span", { class: "name" }, r.name ?? r.player_id ?? "?"),
             h("strong", {}, r.display ?? ""))))
-      : h("p", { class: "muted" }, "Nobody on the ladder yet: ten rated games put you on it."));
+      : h("p", { class: "muted" }, t("lobby.ladder_empty")));
     $("#ladder").replaceChildren(...parts);
   }
 

@@ -3,6 +3,7 @@
 // one place and the renderer only reads.
 
 import { pointsIn, sortCards, suitOf } from "./cards.js";
+import { t } from "./i18n.js";
 
 function emptyGame() {
   return {
@@ -124,7 +125,7 @@ function note(m, text, kind = "info") {
   if (m.notes.length > 200) m.notes.shift();
 }
 
-export const seatName = (m, seat) => m.seats[seat]?.name ?? `Seat ${seat + 1}`;
+export const seatName = (m, seat) => m.seats[seat]?.name ?? t("seat.fallback", { n: seat + 1 });
 
 /** The decision a seat has finished: its clock stops and it is no longer deciding. */
 function decided(m, seat) {
@@ -205,7 +206,7 @@ export function applyEvent(m, ev, serverNow) {
       m.deciding = [];
       m.autoBootAt = {};
       m.seats.forEach((s) => s && ((s.out_of_time = false), (s.clock = null)));
-      for (const seat of ev.absent || []) note(m, `${seatName(m, seat)} did not take part in the shuffle in time (a stand-in secret was used).`, "warn");
+      for (const seat of ev.absent || []) note(m, t("note.absent", { name: seatName(m, seat) }), "warn");
       break;
     }
     case "dealt":
@@ -280,32 +281,23 @@ export function applyEvent(m, ev, serverNow) {
         g.phase = "deal";
         g.turn = null;
       }
-      if (ev.shooter !== null && ev.shooter !== undefined) note(m, `${seatName(m, ev.shooter)} shot the moon!`, "good");
+      if (ev.shooter !== null && ev.shooter !== undefined) note(m, t("note.moon", { name: seatName(m, ev.shooter) }), "good");
       m.prompt = null;
       m.deciding = [];
       m.seats.forEach((s) => s && (s.clock = null));
       break;
     case "moon_chosen":
-      note(
-        m,
-        `${seatName(m, ev.seat)} chose to ${ev.choice === "others_26" ? "add 26 to each other player" : "take 26 off their own score"}` +
-          (ev.timeout ? " (time ran out)." : "."),
-      );
+      note(m, t(ev.timeout ? "note.moon_timeout" : ev.choice === "others_26" ? "note.moon_others" : "note.moon_minus", { name: seatName(m, ev.seat) }));
       decided(m, ev.seat);
       break;
     case "revoke_called":
-      note(
-        m,
-        `${seatName(m, ev.accuser)} called a revoke on ${seatName(m, ev.accused)}: ` +
-          (ev.guilty ? `${seatName(m, ev.accused)} revoked and takes 26.` : `no revoke, so ${seatName(m, ev.accuser)} takes 26.`),
-        "warn",
-      );
+      note(m, t(ev.guilty ? "note.revoke_guilty" : "note.revoke_innocent", { accuser: seatName(m, ev.accuser), accused: seatName(m, ev.accused) }), "warn");
       break;
     case "out_of_time": {
       const s = m.seats[ev.seat];
       if (s) s.out_of_time = true;
       m.autoBootAt[ev.seat] = ev.auto_boot_at;
-      note(m, `${seatName(m, ev.seat)} is out of time.`, "warn");
+      note(m, t("note.out_of_time", { name: seatName(m, ev.seat) }), "warn");
       break;
     }
     case "replaced": {
@@ -316,9 +308,9 @@ export function applyEvent(m, ev, serverNow) {
       };
       delete m.autoBootAt[ev.seat];
       delete m.awaySince[ev.seat];
-      const why = { left: "left", booted: "was booted", silent: "stopped answering" }[ev.reason] || ev.reason;
-      const by = ev.by !== null && ev.by !== undefined ? ` by ${seatName(m, ev.by)}` : "";
-      note(m, `${before} ${why}${ev.reason === "booted" ? by : ""}; a bot plays the seat from now on.`, "warn");
+      const why = { left: "note.left", booted: "note.booted", silent: "note.silent" }[ev.reason] || "note.silent";
+      const by = ev.by !== null && ev.by !== undefined ? seatName(m, ev.by) : "?";
+      note(m, t(why, { name: before, by }), "warn");
       m.departures.push({ seat: ev.seat, reason: ev.reason, hand: g?.handNumber ?? 0 });
       if (ev.seat === m.you) {
         // The seat never comes back to its player: from now on this page watches.

@@ -1,35 +1,26 @@
 // Drawing the table from the model (state.js). Everything here reads the model and writes the
-// DOM; what a click means is decided by the callbacks app.js passes in. The whole table is
-// redrawn on every event (a few dozen elements), except the clocks, which tick on their own.
+// DOM; what a click means is decided by the callbacks app.js passes in. Seats and the hand keep
+// their elements and change only what differs (no press is lost to a redraw); the trick in the
+// middle is a sequence played by stage.js; the clocks tick on their own.
 
-import { cardFace, cardText, cardWords, sortCards, SUITS, suitOf, trickLeaderIndex } from "./cards.js";
+import { cardFace, cardText, sortCards, suitOf } from "./cards.js";
 import { clockElement, clockReading, drawClock } from "./clocks.js";
+import { h, setText } from "./dom.js";
+import { HandView } from "./hand.js";
+import { drawLastTrick, drawResult, drawSummary } from "./overlays.js";
+import { SidePanel } from "./side.js";
+import { cardName, suitName, t } from "./i18n.js";
+import { TrickStage } from "./stage.js";
 import { seatName } from "./state.js";
+
+export { h };
 
 const $ = (sel, root = document) => root.querySelector(sel);
 
-/** A small element builder: h("p", {class: "x"}, "text", child…). */
-export function h(tag, attrs = {}, ...children) {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (v === null || v === undefined || v === false) continue;
-    if (k === "class") el.className = v;
-    else if (k === "text") el.textContent = v;
-    else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
-    else if (k === "dataset") Object.assign(el.dataset, v);
-    else el.setAttribute(k, v === true ? "" : v);
-  }
-  for (const child of children.flat()) {
-    if (child === null || child === undefined || child === false) continue;
-    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
-  }
-  return el;
-}
-
 const POSITIONS = ["bottom", "left", "top", "right"]; // relative to the viewer, clockwise
-const DIRECTION_WORDS = { left: "to the left", right: "to the right", across: "across", none: "no pass this hand" };
 const DIRECTION_ARROWS = { left: "←", right: "→", across: "↑", none: "•" };
 const PASS_SHIFT = { left: 1, right: 3, across: 2 };
+const FAN_MAX = 13;
 
 /** Where seat i sits on screen: the viewer's seat (or seat 0 for a watcher) at the bottom. */
 export const positionOf = (m, seat) => POSITIONS[(seat - (m.you ?? 0) + 4) % 4];
@@ -47,18 +38,19 @@ export function canBoot(m, seat, now) {
   return !s.connected && m.awaySince[seat] !== undefined && now >= m.awaySince[seat] + reconnect;
 }
 
-/** "1500 → 1523 (+23)" for a seat of a rated game, once the ratings are posted. */
-function ratingChange(r) {
-  if (!r || !r.after) return null;
-  const change = Math.round(r.change ?? r.after.display - (r.before?.display ?? r.after.display));
-  return h("span", { class: `rating-change ${change >= 0 ? "up" : "down"}` },
-    `${r.before?.display ?? "?"} → ${r.after.display}${r.after.provisional ? "?" : ""} (${change >= 0 ? "+" : "−"}${Math.abs(change)})`);
+/** Whether a running-out clock can cost this seat its place (RULES: alone with bots, only if the host said so). */
+export function clockBoots(m, seat) {
+  if (m.options?.pace === "correspondence") return false;
+  if (m.options?.solo_clock) return true;
+  return m.seats.some((s, i) => i !== seat && s && !s.bot);
 }
+
+const seated = (m) => m.you !== null && m.you !== undefined;
 
 export class TableView {
   /**
    * `actions`: {play(card), pass(cards), moon(choice), boot(seat), revoke(seat), hint(),
-   * fillBots(level), start(), rematch(), leave(), copyLink()}.
+   * fillBots(level), start(), rematch(), leave(), copyLink(), announce(text)}.
    */
   constructor(root, actions) {
     this.root = root;
@@ -67,9 +59,24 @@ export class TableView {
     this.hint = null; // {cards, text} from the last hint answer
     this.showLastTrick = false;
     this.busy = false; // a play or pass is in flight: no second one
-    this.dealResults = new Map();
+    this.summary = null; // the last hand's result, shown until the next deal
+    this.summaryDismissed = false;
     this.model = null;
     this.now = () => Date.now() / 1000;
+    this.seatEls = [0, 1, 2, 3].map((seat) => this._seatElement(seat));
+    this.side = new SidePanel(root);
+    this.hand = new HandView($("#hand", root), (card) => this._cardClicked(card));
+    this.stage = new TrickStage({
+      trickEl: $("#trick", root),
+      infoEl: $("#trick-info", root),
+      positionOf: (seat) => positionOf(this.model, seat),
+      nameOf: (seat) => seatName(this.model, seat),
+      originOf: (seat, card) => (seat === this.model?.you ? this.hand.rectOf(card) : null) || this._fanRect(seat),
+      takerRect: (seat) => this._fanRect(seat),
+      announce: (text) => this.actions.announce(text),
+      emptyInfo: (el) => this._emptyInfo(el),
+      idle: () => this.render(),
+    });
     this._wire();
   }
 
@@ -91,27 +98,45 @@ export class TableView {
       const choice = e.target.closest("button[data-choice]")?.dataset.choice;
       if (choice) this.actions.moon(choice);
     });
-    // Arrow keys move between the cards that can be chosen; Enter or Space plays (buttons).
-    $("#hand", this.root).addEventListener("keydown", (e) => {
-      if (!["ArrowLeft", "ArrowRight", "Home", "End"].includes(e.key)) return;
-      const cards = [...this.root.querySelectorAll("#hand button.card:not([disabled])")];
-      if (!cards.length) return;
-      const at = cards.indexOf(document.activeElement);
-      let next = 0;
-      if (e.key === "ArrowLeft") next = at <= 0 ? cards.length - 1 : at - 1;
-      else if (e.key === "ArrowRight") next = at < 0 || at === cards.length - 1 ? 0 : at + 1;
-      else if (e.key === "End") next = cards.length - 1;
-      cards[next].focus();
-      e.preventDefault();
+    $("#felt", this.root).addEventListener("click", (e) => {
+      if (e.target.closest("[data-close]")) {
+        const which = e.target.closest("[data-close]").dataset.close;
+        if (which === "summary") this.summaryDismissed = true;
+        if (which === "hint") this.hint = null;
+        if (which === "last") this.showLastTrick = false;
+        this.render();
+      }
     });
   }
 
-  /** A new room or game: forget the pass selection and any hint. */
-  resetTransient() {
+  /** Before the model takes an event: the parts of the picture that are sequences. */
+  onEvent(ev, m) {
+    switch (ev.event) {
+      case "card_played":
+      case "trick_won":
+        this.stage.push(ev);
+        break;
+      case "hand_over":
+        this.summary = { ...ev, names: [0, 1, 2, 3].map((s) => seatName(m, s)) };
+        this.summaryDismissed = false;
+        this.showLastTrick = false;
+        break;
+      case "dealt":
+      case "game_started":
+        this.summary = null; // it stays until the next deal
+        break;
+      default:
+    }
+  }
+
+  /** A new room or game, or a fresh view: forget the pass selection, hints and the sequence. */
+  resetTransient(m = null) {
     this.selected.clear();
     this.hint = null;
     this.busy = false;
     this.showLastTrick = false;
+    this.model = m || this.model;
+    this.stage.reset(m?.game?.trick);
   }
 
   render(model = this.model) {
@@ -120,19 +145,33 @@ export class TableView {
     const m = model;
     if (!m.prompt || m.prompt.phase !== "passing") this.selected.clear();
     if (!m.prompt) this.hint = null;
+    this.root.dataset.phase = this.phase(m);
     this._header(m);
     this._seats(m);
-    this._center(m);
+    if (!this.stage.busy) this._syncStage(m);
+    else if (m.prompt?.phase === "playing" && this.stage.queue.some((op) => op.event === "card_played")) this.stage.hurry();
     this._hostControls(m);
-    this._result(m);
+    drawResult($("#result", this.root), m, this.actions);
+    const summary = $("#hand-summary", this.root);
+    summary.hidden = !this.summary || this.summaryDismissed || m.status === "finished" || this.stage.busy;
+    if (!summary.hidden) drawSummary(summary, this.summary, m);
     this._prompt(m);
     this._hand(m);
     this._actions(m);
-    this._lastTrick(m);
-    this._scores(m);
-    this._log(m);
-    this._fairDeal();
+    const last = $("#last-trick", this.root);
+    last.hidden = !(this.showLastTrick && m.lastTrick);
+    if (!last.hidden) drawLastTrick(last, m, m.lastTrick);
+    this.side.render(m);
     this.tick();
+  }
+
+  /** One word for what the table is doing: open, pass, play, wait, summary, over, watch. */
+  phase(m) {
+    if (m.status === "open") return "open";
+    if (m.status === "finished") return "over";
+    if (this.summary && !this.summaryDismissed) return "summary";
+    if (m.prompt) return m.prompt.phase === "passing" ? "pass" : m.prompt.phase === "moon_choice" ? "moon" : "play";
+    return seated(m) ? "wait" : "watch";
   }
 
   // --- header -----------------------------------------------------------------------------
@@ -140,79 +179,97 @@ export class TableView {
   _header(m) {
     const o = m.options || {};
     const rules = [
-      `to ${o.target ?? "?"}`,
-      { others_26: "moon: others +26", shooter_minus_26: "moon: shooter −26", shooter_chooses: "moon: shooter chooses" }[o.moon] || "",
-      o.revokes === "allowed" ? "revokes allowed" : "",
-      o.tie === "play_off" ? "ties play off" : "",
-      o.pace === "correspondence" ? "correspondence pace" : "",
-      o.hints ? "hints on" : "hints off",
-      o.rated ? "rated" : "",
+      t("rules.to", { n: o.target ?? "?" }),
+      o.moon ? t(`rules.moon.${o.moon}`) : "",
+      o.revokes === "allowed" ? t("rules.revokes") : "",
+      o.tie === "play_off" ? t("rules.playoff") : "",
+      o.pace === "correspondence" ? t("rules.correspondence") : "",
+      o.hints ? t("rules.hints_on") : t("rules.hints_off"),
+      o.rated ? t("rules.rated") : "",
     ].filter(Boolean);
-    $("#room-title", this.root).textContent = m.kind === "quick" ? "Quick game" : "Friends' table";
-    const status = { open: "waiting to start", playing: m.game ? `hand ${m.game.handNumber || 1}` : "playing", finished: "game over" }[m.status] || m.status;
-    const watchers = m.spectators ? ` · ${m.spectators} watching` : "";
-    $("#room-status", this.root).textContent = `${status} · ${rules.join(" · ")}${watchers}`;
+    setText($("#room-title", this.root), m.kind === "quick" ? t("table.quick") : t("table.friends"));
+    const status = m.status === "open" ? t("status.open") : m.status === "finished" ? t("status.over") : t("status.hand", { n: m.game?.handNumber || 1 });
+    const watchers = m.spectators ? ` · ${t("status.watching", { n: m.spectators })}` : "";
+    setText($("#room-status", this.root), `${status} · ${rules.join(" · ")}${watchers}`);
     const link = `${location.origin}/r/${m.room}`;
     const input = $("#invite-link", this.root);
     if (input.value !== link) input.value = link;
-    $("#watching", this.root).hidden = m.you !== null && m.you !== undefined;
-    // While the table fills, the invite sits with the host's controls; later, a small button.
+    $("#watching", this.root).hidden = seated(m);
     $("#copy-link-small", this.root).hidden = m.status === "open";
   }
 
   // --- seats ------------------------------------------------------------------------------
 
-  _seats(m) {
-    for (let seat = 0; seat < 4; seat++) {
-      const slot = $(`.seat-slot.pos-${positionOf(m, seat)}`, this.root);
-      slot.replaceChildren(this._seat(m, seat));
-    }
-  }
-
-  _seat(m, seat) {
-    const s = m.seats[seat];
-    const g = m.game;
-    if (!s) {
-      return h("div", { class: "seat empty", dataset: { seat } },
-        h("div", { class: "seat-name" }, h("span", { class: "name" }, "Empty seat")),
-        h("div", { class: "seat-meta" }, m.status === "open" ? "waiting for a player" : ""));
-    }
-    const deciding = m.deciding.includes(seat) && m.status === "playing";
-    const badges = [];
-    if (s.bot) badges.push(h("span", { class: "badge bot", title: `played by a bot (${s.level || "bot"})` }, "BOT", s.level ? ` · ${s.level}` : ""));
-    if (seat === m.you) badges.push(h("span", { class: "badge you" }, "You"));
-    if (!s.bot && !s.connected) badges.push(h("span", { class: "badge away" }, "⚠ disconnected"));
-    const meta = [];
-    if (g) {
-      meta.push(h("span", {}, "Score ", h("strong", {}, g.scores[seat])));
-      if (m.status === "playing") meta.push(h("span", {}, "this hand ", h("strong", {}, g.takenPoints[seat])));
-      if (m.status === "playing" && g.handNumber) meta.push(h("span", { class: "cards-left" }, `${g.cardsLeft[seat]} cards`));
-    }
-    let state = "";
-    if (deciding) state = g?.phase === "passing" ? "choosing cards to pass…" : g?.phase === "moon_choice" ? "choosing the moon…" : "to play";
-    else if (g?.phase === "passing" && g.passesDone[seat]) state = "passed ✓";
-    if (m.status === "finished" && g?.winners?.includes(seat)) state = "★ winner";
-    const el = h("div", {
-      class: `seat${deciding ? " active" : ""}${s.bot ? " is-bot" : ""}${seat === m.you ? " is-you" : ""}${s.out_of_time ? " out" : ""}`,
-      dataset: { seat },
-      role: "group",
-      "aria-label": `${s.name}${s.bot ? ", bot" : ""}${seat === m.you ? ", you" : ""}`,
-    },
-      h("div", { class: "seat-name" }, h("span", { class: "name" }, s.name), ...badges),
-      meta.length ? h("div", { class: "seat-meta" }, ...meta) : null,
-      h("div", { class: "seat-state", "aria-live": "polite" }, state),
-    );
+  _seatElement(seat) {
+    const el = h("div", { class: "seat", dataset: { seat }, role: "group" },
+      h("div", { class: "seat-name" }, h("span", { class: "name" }), h("span", { class: "badges" })),
+      h("div", { class: "fan", "aria-hidden": "true" }),
+      h("div", { class: "seat-meta" }),
+      h("div", { class: "seat-state" }));
     const clock = clockElement();
     clock.dataset.seat = seat;
     el.append(clock);
-    el.append(h("button", {
-      class: "btn danger boot", type: "button", hidden: true, dataset: { seat },
-      onclick: () => this.actions.boot(seat),
-    }, `Boot ${s.name}`));
-    if (m.options?.revokes === "allowed" && m.status === "playing" && m.you !== null && m.you !== undefined && seat !== m.you && g?.phase === "playing") {
-      el.append(h("button", { class: "btn ghost small revoke", type: "button", onclick: () => this.actions.revoke(seat) }, "Call revoke"));
-    }
+    el.append(h("button", { class: "btn danger small boot", type: "button", hidden: true, dataset: { seat }, onclick: () => this.actions.boot(seat) }));
+    el.append(h("button", { class: "btn ghost small revoke", type: "button", hidden: true, onclick: () => this.actions.revoke(seat) }));
     return el;
+  }
+
+  _seats(m) {
+    for (let seat = 0; seat < 4; seat++) {
+      const slot = $(`.seat-slot.pos-${positionOf(m, seat)}`, this.root);
+      const el = this.seatEls[seat];
+      if (el.parentNode !== slot) slot.replaceChildren(el);
+      this._seat(m, seat, el);
+    }
+  }
+
+  _seat(m, seat, el) {
+    const s = m.seats[seat];
+    const g = m.game;
+    const playing = m.status === "playing";
+    const deciding = playing && m.deciding.includes(seat);
+    el.className = `seat${s ? "" : " empty"}${deciding ? " active" : ""}${s?.bot ? " is-bot" : ""}${seat === m.you ? " is-you" : ""}${s?.out_of_time ? " out" : ""}`;
+    setText($(".name", el), s ? s.name : t("seat.empty"));
+    const badges = [];
+    if (s?.bot) badges.push(h("span", { class: "badge bot", title: t("seat.bot_title", { level: s.level || "bot" }) }, t("seat.bot")));
+    if (s && seat === m.you) badges.push(h("span", { class: "badge you" }, t("seat.you")));
+    if (s && !s.bot && !s.connected) badges.push(h("span", { class: "badge away", title: t("seat.away") }, "⚠"));
+    const badgeBox = $(".badges", el);
+    const badgeKey = badges.map((b) => b.textContent + b.className).join("|");
+    if (badgeBox.dataset.key !== badgeKey) {
+      badgeBox.replaceChildren(...badges);
+      badgeBox.dataset.key = badgeKey;
+    }
+    // Opponents hold their real number of cards, face down.
+    const count = playing && g?.handNumber && seat !== m.you ? Math.min(FAN_MAX, g.cardsLeft[seat]) : 0;
+    const fan = $(".fan", el);
+    while (fan.children.length > count) fan.lastChild.remove();
+    while (fan.children.length < count) fan.append(h("span", { class: "back", style: `--i: ${fan.children.length}` }));
+    fan.style.setProperty("--n", String(count));
+    fan.hidden = count === 0;
+    const meta = g && s ? `${t("seat.score", { n: g.scores[seat] })}${playing ? ` · ${t("seat.this_hand", { n: g.takenPoints[seat] })}` : ""}` : m.status === "open" ? t("seat.waiting") : "";
+    setText($(".seat-meta", el), meta);
+    let state = "";
+    if (deciding) state = g?.phase === "passing" ? t("seat.choosing_pass") : g?.phase === "moon_choice" ? t("seat.choosing_moon") : t("seat.to_play");
+    else if (playing && g?.phase === "passing" && g.passesDone[seat]) state = t("seat.passed");
+    if (m.status === "finished" && g?.winners?.includes(seat)) state = t("seat.winner");
+    setText($(".seat-state", el), state);
+    const label = s
+      ? [s.name, s.bot ? t("seat.bot_word") : "", seat === m.you ? t("seat.you_word") : "", count ? t("seat.cards", { n: g.cardsLeft[seat] }) : "", g ? t("seat.score", { n: g.scores[seat] }) : ""].filter(Boolean).join(", ")
+      : t("seat.empty");
+    if (el.getAttribute("aria-label") !== label) el.setAttribute("aria-label", label);
+    const boot = $("button.boot", el);
+    setText(boot, t("seat.boot", { name: s?.name ?? "" }));
+    const revoke = $("button.revoke", el);
+    revoke.hidden = !(m.options?.revokes === "allowed" && playing && seated(m) && seat !== m.you && g?.phase === "playing");
+    setText(revoke, t("seat.revoke"));
+  }
+
+  _fanRect(seat) {
+    const el = this.seatEls[seat];
+    if (!el?.isConnected) return null;
+    const fan = $(".fan", el);
+    return (fan && !fan.hidden ? fan : el).getBoundingClientRect();
   }
 
   /** Clocks and Boot buttons: redrawn several times a second without touching the rest. */
@@ -223,8 +280,9 @@ export class TableView {
     for (const el of this.root.querySelectorAll(".clock[data-seat]")) {
       const seat = Number(el.dataset.seat);
       const s = m.seats[seat];
-      // Correspondence tables have no running clocks: a decision may take hours.
-      const live = m.status === "playing" && m.deciding.includes(seat) && s && !s.bot && m.options?.pace !== "correspondence";
+      // No running clock where it cannot cost anyone their seat: correspondence tables, and a
+      // player alone with bots unless the host turned the clock on.
+      const live = m.status === "playing" && m.deciding.includes(seat) && s && !s.bot && clockBoots(m, seat);
       drawClock(el, live ? clockReading(s.clock, now, s.out_of_time) : { mode: "idle", seconds: 0, fraction: 0 });
     }
     for (const btn of this.root.querySelectorAll("button.boot")) {
@@ -232,63 +290,37 @@ export class TableView {
     }
     const mine = $("#my-clock", this.root);
     if (mine) {
-      const you = m.you;
-      const s = you !== null && you !== undefined ? m.seats[you] : null;
-      const live = m.prompt && s && m.options?.pace !== "correspondence";
+      const s = seated(m) ? m.seats[m.you] : null;
+      const live = m.prompt && s && clockBoots(m, m.you);
       drawClock(mine, live ? clockReading(m.prompt.clock ?? s.clock, now, s.out_of_time) : { mode: "idle", seconds: 0, fraction: 0 });
     }
   }
 
   // --- the middle of the table ------------------------------------------------------------
 
-  _center(m) {
+  /** With no sequence running, the stage shows what the model says (after a view or a gap). */
+  _syncStage(m) {
     const g = m.game;
-    const trickEl = $("#trick", this.root);
-    const info = $("#trick-info", this.root);
-    trickEl.replaceChildren();
+    const want = g && m.status === "playing" ? g.trick.cards : [];
+    const shown = this.stage.shown;
+    const same = shown.winner === null && shown.cards.length === want.length && shown.cards.every((c, i) => c === want[i]);
+    // A finished trick shown until the next card, but never into the next hand.
+    const heldLast = shown.winner !== null && !want.length && g?.phase === "playing" && shown.number === g.tricks.length;
+    if (!same && !heldLast) this.stage.reset(g?.trick);
+    else if (!shown.cards.length) this._emptyInfo($("#trick-info", this.root));
+  }
+
+  _emptyInfo(info) {
+    const m = this.model;
+    const g = m?.game;
     info.replaceChildren();
-    trickEl.classList.remove("done");
-    if (!g || m.status === "open") {
-      info.append(m.status === "open" ? "Waiting for four players." : "");
-      return;
-    }
-    if (g.phase === "passing") {
+    if (!m) return;
+    if (m.status === "open") info.append(t("center.waiting_players"));
+    else if (m.status === "finished") info.append(t("center.game_over"));
+    else if (g?.phase === "passing") {
       const dir = g.passDirection;
-      info.append(h("span", { class: "pass-dir" }, h("span", { class: "arrow", "aria-hidden": "true" }, DIRECTION_ARROWS[dir]), ` Passing ${DIRECTION_WORDS[dir]}`));
-      return;
-    }
-    let cards = g.trick.cards;
-    let leader = g.trick.leader;
-    let done = false;
-    // Right after a trick is taken, keep showing it (dimmed) until the next card is played.
-    if (!cards.length && m.lastTrick && g.phase !== "passing") {
-      cards = m.lastTrick.cards;
-      leader = m.lastTrick.leader;
-      done = true;
-    }
-    if (!cards.length) {
-      info.append(m.status === "finished" ? "Game over." : g.phase === "deal" ? "Shuffling the next hand…" : "");
-      return;
-    }
-    const best = trickLeaderIndex(cards);
-    cards.forEach((card, k) => {
-      const seat = (leader + k) % 4;
-      const winning = k === best;
-      trickEl.append(h("div", {
-        class: `trick-card pos-${positionOf(m, seat)}${winning ? " winning" : ""}${k === 0 ? " led" : ""}`,
-        role: "img",
-        "aria-label": `${seatName(m, seat)} played the ${cardWords(card)}${k === 0 ? " (led)" : ""}${winning ? done ? ", took the trick" : ", winning so far" : ""}`,
-      }, h("span", { class: "card static" }, cardFace(card)), h("span", { class: "who" }, seatName(m, seat), k === 0 ? " · led" : "")));
-    });
-    if (done) trickEl.classList.add("done");
-    const takerSeat = (leader + best) % 4;
-    const led = `${seatName(m, leader)} led ${SUITS[suitOf(cards[0])].symbol} ${SUITS[suitOf(cards[0])].name}`;
-    if (done) {
-      const pts = m.lastTrick.points;
-      info.append(`Trick ${m.lastTrick.number}: ${led}; `, h("strong", {}, `${seatName(m, takerSeat)} took it`), pts ? ` (+${pts} point${pts === 1 ? "" : "s"})` : "");
-    } else {
-      info.append(`${led}; `, h("strong", {}, `${seatName(m, takerSeat)} takes it so far`));
-    }
+      info.append(h("span", { class: "pass-dir" }, h("span", { class: "arrow", "aria-hidden": "true" }, DIRECTION_ARROWS[dir]), " ", t(`pass.${dir}`)));
+    } else if (g?.phase === "deal") info.append(t("center.shuffling"));
   }
 
   // --- controls around the hand -----------------------------------------------------------
@@ -305,103 +337,71 @@ export class TableView {
     $("#fill-bots", this.root).disabled = full;
   }
 
-  _result(m) {
-    const box = $("#result", this.root);
-    const g = m.game;
-    box.hidden = m.status !== "finished" || !g;
-    if (box.hidden) return;
-    const winners = g.winners || [];
-    const order = [0, 1, 2, 3].sort((a, b) => g.scores[a] - g.scores[b]);
-    box.replaceChildren(
-      h("h2", {}, "Game over"),
-      h("p", { class: "winners" }, winners.length > 1 ? "Winners: " : "Winner: ", h("strong", {}, winners.map((s) => seatName(m, s)).join(" and ")),
-        winners.includes(m.you) ? " — that's you!" : ""),
-      h("ol", { class: "final-scores" }, order.map((s) => h("li", { class: winners.includes(s) ? "won" : "" },
-        h("span", {}, seatName(m, s), m.seats[s]?.bot ? h("span", { class: "badge bot" }, "BOT") : ""),
-        ratingChange(m.ratings?.[s]),
-        h("strong", {}, g.scores[s])))),
-      h("div", { class: "row" },
-        m.host ? h("button", { class: "btn primary", type: "button", id: "rematch-btn", onclick: () => this.actions.rematch() }, "Rematch") : h("p", { class: "muted" }, "The host can start a rematch."),
-        h("button", { class: "btn", type: "button", onclick: () => this.actions.leave(true) }, "Back to the lobby")),
-    );
-  }
-
   _prompt(m) {
     const el = $("#prompt-text", this.root);
     const g = m.game;
     const p = m.prompt;
-    const moon = $("#moon-choice", this.root);
-    moon.hidden = !(p && p.phase === "moon_choice");
+    $("#moon-choice", this.root).hidden = !(p && p.phase === "moon_choice");
     let text = "";
-    if (m.status === "playing" && g && m.you !== null && m.you !== undefined) {
+    if (m.status === "playing" && g && seated(m)) {
       const target = passTargetOf(m.you, g.passDirection);
       if (p?.phase === "passing") {
-        text = `Choose three cards to pass ${DIRECTION_WORDS[g.passDirection]} to ${seatName(m, target)} (${this.selected.size} of 3 chosen).`;
+        text = t("prompt.pass", { name: seatName(m, target), n: this.selected.size, dir: t(`dir.${g.passDirection}`) });
       } else if (p?.phase === "playing") {
-        text = g.trick.cards.length ? `Your turn: follow ${SUITS[suitOf(g.trick.cards[0])].name} if you can.` : "Your turn: lead a card.";
+        text = g.trick.cards.length ? t("prompt.follow", { suit: suitName(suitOf(g.trick.cards[0])) }) : t("prompt.lead");
       } else if (p?.phase === "moon_choice") {
-        text = "You shot the moon! Choose how it scores:";
+        text = t("prompt.moon");
       } else if (g.phase === "passing" && g.passed) {
-        text = `You passed ${g.passed.map(cardText).join(" ")} to ${seatName(m, target)}; waiting for the others…`;
+        text = t("prompt.passed", { cards: g.passed.map(cardText).join(" "), name: seatName(m, target) });
       } else if (g.phase === "playing" && g.turn !== null) {
-        text = `Waiting for ${seatName(m, g.turn)}…`;
-        if (g.received && g.tricks.length === 0) text = `You received ${g.received.map(cardText).join(" ")}. ${text}`;
+        text = t("prompt.waiting", { name: seatName(m, g.turn) });
+        if (g.received && g.tricks.length === 0) text = `${t("prompt.received", { cards: g.received.map(cardText).join(" ") })} ${text}`;
       } else if (g.phase === "deal") {
-        text = "Next hand coming up…";
+        text = t("prompt.next_hand");
       }
     }
-    el.textContent = text;
+    setText(el, text);
   }
 
   _hand(m) {
     const handEl = $("#hand", this.root);
     const g = m.game;
-    const seated = m.you !== null && m.you !== undefined;
-    handEl.hidden = !seated || !g || m.status === "open";
+    handEl.hidden = !seated(m) || !g || m.status === "open";
     if (handEl.hidden) {
-      handEl.replaceChildren();
+      this.hand.clear();
       return;
     }
-    const focused = handEl.contains(document.activeElement) ? document.activeElement.dataset.card : null;
     const p = m.prompt;
     const legal = new Set(p?.phase === "playing" ? p.legal : []);
     const hinted = new Set(this.hint?.cards || []);
     const received = new Set(g.tricks.length === 0 && g.received ? g.received : []);
-    const buttons = sortCards(g.hand).map((card) => {
-      let cls = "card";
+    this.hand.update(sortCards(g.hand), (card) => {
+      let cls = "";
       let disabled = true;
-      let state = "";
+      let state = t("card.waiting");
+      let pressed = null;
       if (p?.phase === "playing") {
-        disabled = !legal.has(card) || this.busy;
-        cls += legal.has(card) ? " legal" : " illegal";
-        state = legal.has(card) ? "" : ", cannot be played now";
+        const ok = legal.has(card);
+        disabled = !ok || this.busy;
+        cls = ok ? "legal" : "illegal";
+        state = ok ? t("card.playable") : t("card.not_playable");
       } else if (p?.phase === "passing") {
         disabled = this.busy;
-        if (this.selected.has(card)) cls += " selected";
+        pressed = String(this.selected.has(card));
+        if (this.selected.has(card)) cls = "selected";
+        state = this.selected.has(card) ? t("card.chosen") : t("card.can_choose");
       } else {
-        cls += " waiting";
+        cls = "waiting";
       }
       if (hinted.has(card)) cls += " hinted";
       if (received.has(card)) cls += " received";
-      const btn = h("button", {
-        class: cls,
-        type: "button",
-        dataset: { card },
-        disabled,
-        "aria-pressed": p?.phase === "passing" ? String(this.selected.has(card)) : null,
-        "aria-label": `${cardWords(card)}${state}${received.has(card) ? ", received in the pass" : ""}${hinted.has(card) ? ", suggested" : ""}`,
-        onclick: () => this._cardClicked(card),
-      }, cardFace(card));
-      return btn;
-    });
-    handEl.replaceChildren(...buttons);
-    handEl.setAttribute("aria-label", `Your hand, ${g.hand.length} cards`);
-    // Keep keyboard focus on the same card across redraws; when it becomes this seat's turn
-    // and nothing else has focus, put it on the first playable card.
-    let target = focused ? handEl.querySelector(`button[data-card="${focused}"]:not([disabled])`) : null;
+      const extra = [received.has(card) ? t("card.received") : "", hinted.has(card) ? t("card.suggested") : ""].filter(Boolean);
+      return { cls, disabled, pressed, label: [cardName(card), state, ...extra].join(", ") };
+    }, received);
+    handEl.setAttribute("aria-label", t("hand.label", { n: g.hand.length }));
+    // When it becomes this seat's turn and nothing else has focus, put it on the first playable card.
     const idle = document.activeElement === document.body || document.activeElement === null;
-    if (!target && p && (focused || idle)) target = handEl.querySelector("button.card:not([disabled])");
-    if (target && target !== document.activeElement) target.focus({ preventScroll: true });
+    if (p && idle) handEl.querySelector("button.card:not([disabled])")?.focus({ preventScroll: true });
   }
 
   _cardClicked(card) {
@@ -423,131 +423,39 @@ export class TableView {
     const passBtn = $("#pass-btn", this.root);
     passBtn.hidden = p?.phase !== "passing";
     if (!passBtn.hidden) {
-      const g = m.game;
-      passBtn.textContent = `Pass ${this.selected.size === 3 ? "these 3 cards" : `3 cards (${this.selected.size} chosen)`} ${DIRECTION_ARROWS[g.passDirection]}`;
+      setText(passBtn, `${this.selected.size === 3 ? t("pass.button_ready") : t("pass.button", { n: this.selected.size })} ${DIRECTION_ARROWS[m.game.passDirection]}`);
       passBtn.disabled = this.selected.size !== 3 || this.busy;
     }
     const hintBtn = $("#hint-btn", this.root);
-    hintBtn.hidden = !(m.options?.hints && p && m.you !== null && m.you !== undefined);
+    hintBtn.hidden = !(m.options?.hints && p && seated(m));
+    setText(hintBtn, t("hint.button"));
     const hintBox = $("#hint-box", this.root);
     hintBox.hidden = !this.hint || !p;
-    if (!hintBox.hidden) {
-      const minis = (cards) => h("span", { class: "hint-cards", "aria-label": cards.map(cardWords).join(", ") },
+    if (!hintBox.hidden && hintBox.dataset.key !== JSON.stringify(this.hint)) {
+      hintBox.dataset.key = JSON.stringify(this.hint);
+      const minis = (cards) => h("span", { class: "hint-cards", role: "img", "aria-label": cards.map(cardName).join(", ") },
         cards.map((c) => h("span", { class: "card mini static" }, cardFace(c, { small: true }))));
-      const pts = (x) => `${x.toFixed(1)} point${x === 1 ? "" : "s"}`;
+      const pts = (x) => t("hint.points", { n: x.toFixed(1) });
       const { cards, text, expected, alternatives = [] } = this.hint;
       // Through h(): it drops null children, where replaceChildren would print "null".
       hintBox.replaceChildren(...h("div", {},
-        h("p", {}, h("strong", {}, "Hint: "), cards?.length ? minis(cards) : null, " ", text),
-        expected !== null && expected !== undefined ? h("p", { class: "small" }, `Expected this hand: about ${pts(expected)}.`) : null,
-        alternatives.length ? h("p", { class: "small" }, "Instead: ",
+        // The server writes hints in English: marked so, for screen readers and right-to-left pages.
+        h("p", {}, h("strong", {}, t("hint.title")), " ", cards?.length ? minis(cards) : null, " ", h("span", { lang: "en", dir: "ltr" }, text)),
+        expected !== null && expected !== undefined ? h("p", { class: "small" }, t("hint.expected", { pts: pts(expected) })) : null,
+        alternatives.length ? h("p", { class: "small" }, t("hint.instead"), " ",
           alternatives.map((a, i) => h("span", { class: "alt" }, i ? " · " : "", minis(a.cards), ` ${pts(a.expected)}`))) : null,
+        h("button", { class: "close", type: "button", "aria-label": t("common.close"), dataset: { close: "hint" } }, "×"),
       ).childNodes);
     }
     const lastBtn = $("#last-trick-btn", this.root);
     lastBtn.disabled = !m.lastTrick;
     lastBtn.setAttribute("aria-expanded", String(this.showLastTrick && Boolean(m.lastTrick)));
-    lastBtn.textContent = this.showLastTrick ? "Hide last trick" : "Last trick";
+    setText(lastBtn, this.showLastTrick ? t("last.hide") : t("last.show"));
     $("#hand-actions", this.root).hidden = m.status !== "playing";
-  }
-
-  _lastTrick(m) {
-    const box = $("#last-trick", this.root);
-    const t = m.lastTrick;
-    box.hidden = !(this.showLastTrick && t);
-    if (box.hidden) return;
-    box.replaceChildren(
-      h("h3", {}, `Trick ${t.number}`),
-      h("ol", { class: "trick-list" }, t.cards.map((card, k) => {
-        const seat = (t.leader + k) % 4;
-        return h("li", { class: seat === t.winner ? "won" : "" }, h("span", { class: "who" }, seatName(m, seat), k === 0 ? " (led)" : ""),
-          h("span", { class: "card mini static" }, cardFace(card, { small: true })));
-      })),
-      h("p", {}, h("strong", {}, `${seatName(m, t.winner)} took it`), t.points ? ` (+${t.points})` : " (no points)"),
-    );
-  }
-
-  // --- side panel -------------------------------------------------------------------------
-
-  _scores(m) {
-    const table = $("#scores", this.root);
-    const g = m.game;
-    const seats = [0, 1, 2, 3];
-    const head = h("tr", {}, h("th", { scope: "col" }, "Hand"), seats.map((s) => h("th", { scope: "col", class: s === m.you ? "you" : "", title: seatName(m, s) }, h("span", { class: "th-name" }, seatName(m, s)), m.seats[s]?.bot ? h("span", { class: "badge bot" }, "BOT") : "")));
-    const rows = [];
-    if (g) {
-      g.history.forEach((pts, k) => rows.push(h("tr", {}, h("th", { scope: "row" }, k + 1), pts.map((p) => h("td", {}, p)))));
-      if (m.status === "playing" && g.handNumber > g.history.length) {
-        rows.push(h("tr", { class: "current" }, h("th", { scope: "row" }, "now"), g.takenPoints.map((p) => h("td", {}, p))));
-      }
-      const low = Math.min(...g.scores);
-      rows.push(h("tr", { class: "total" }, h("th", { scope: "row" }, "Total"), g.scores.map((p) => h("td", { class: p === low ? "lowest" : "" }, p))));
-    }
-    table.replaceChildren(h("thead", {}, head), h("tbody", {}, rows));
-    $("#scores-target", this.root).textContent = m.options?.target ? `game to ${m.options.target}` : "";
-  }
-
-  _log(m) {
-    const box = $("#log", this.root);
-    const open = new Set([...box.querySelectorAll("details[open]")].map((d) => d.dataset.hand));
-    const items = [];
-    const trickLine = (leader, cards, winner, k) =>
-      h("li", { value: k + 1 }, `${seatName(m, leader)} led: `,
-        cards.map((c, i) => h("span", { class: `log-card suit-${suitOf(c)}`, title: `${seatName(m, (leader + i) % 4)}` }, cardText(c), " ")),
-        winner !== null && winner !== undefined ? ["→ ", h("strong", {}, seatName(m, winner))] : "");
-    const notesFor = (hand) => m.notes.filter((n) => n.hand === hand).map((n) => h("li", { class: `note ${n.kind}` }, n.text));
-    for (const entry of m.handLog) {
-      const tricks = (entry.tricks || []).map((t, k) => trickLine(t.leader, t.cards, t.winner, k));
-      const pts = entry.points.map((p, s) => `${seatName(m, s)} ${p}`).join(", ");
-      const d = h("details", { dataset: { hand: entry.hand } },
-        h("summary", {}, `Hand ${entry.hand} (pass ${entry.pass_direction}): ${pts}`),
-        h("ol", { class: "log-tricks" }, tricks), h("ul", { class: "log-notes" }, notesFor(entry.hand)));
-      if (open.has(String(entry.hand))) d.open = true;
-      items.push(d);
-    }
-    const g = m.game;
-    if (g && m.status === "playing" && g.handNumber > m.handLog.length) {
-      const tricks = g.tricks.map((t, k) => trickLine(t.leader, t.cards, t.winner, k));
-      const d = h("details", { dataset: { hand: "current" }, open: true },
-        h("summary", {}, `Hand ${g.handNumber} (now, pass ${g.passDirection ?? "?"})`),
-        tricks.length ? h("ol", { class: "log-tricks" }, tricks) : h("p", { class: "muted" }, "No tricks yet."),
-        h("ul", { class: "log-notes" }, notesFor(g.handNumber)));
-      items.push(d);
-    }
-    const early = m.notes.filter((n) => n.hand === 0).map((n) => h("p", { class: `note ${n.kind}` }, n.text));
-    box.replaceChildren(...items, ...early);
-    if (!items.length && !early.length) box.append(h("p", { class: "muted" }, "Nothing played yet."));
   }
 
   /** Fair-deal results (hand -> {ok, problems, checked}) from dealcheck.js. */
   setDealResults(results) {
-    this.dealResults = results;
-    this._fairDeal();
-  }
-
-  _fairDeal() {
-    const list = $("#deal-list", this.root);
-    const mark = $("#deal-status", this.root);
-    const warning = $("#deal-warning", this.root);
-    const results = [...this.dealResults.entries()].sort((a, b) => a[0] - b[0]);
-    list.replaceChildren(...results.map(([hand, r]) => h("li", { class: r.ok ? "ok" : "bad" },
-      r.ok ? `✔ Hand ${hand}: deal verified${r.checked === "own" ? " (with your secret)" : " (record consistent)"}` : `✖ Hand ${hand}: deal NOT verified`,
-      r.ok ? null : h("ul", {}, r.problems.map((p) => h("li", {}, p))))));
-    if (!results.length) list.append(h("li", { class: "muted" }, "Each hand's deal is checked here after the hand."));
-    const last = results[results.length - 1];
-    mark.replaceChildren();
-    mark.className = "deal-status";
-    if (last) {
-      const [hand, r] = last;
-      mark.classList.add(r.ok ? "verified" : "failed");
-      mark.append(r.ok ? `✔ Deal verified (hand ${hand})` : `✖ Deal NOT verified (hand ${hand})`);
-    }
-    const bad = results.filter(([, r]) => !r.ok);
-    warning.hidden = !bad.length;
-    if (bad.length) {
-      warning.replaceChildren(h("strong", {}, "Warning: a deal did not verify. "),
-        `Hand ${bad.map(([k]) => k).join(", ")}: ${bad[bad.length - 1][1].problems[0]}. `,
-        "The server may not have dealt fairly; see the Fair deal panel for details.");
-    }
+    this.side.setDealResults(results);
   }
 }
