@@ -79,6 +79,11 @@ class LocalCluster:
                 # A primary that lost its replica keeps serving; a failover test wants it.
                 "--cluster-require-full-coverage", "no",
                 "--cluster-allow-reads-when-down", "no",
+                # Replicas sync at once (the default waits 5 s for more replicas), and one may
+                # take over however long it lost touch: a loaded test machine is slow.
+                "--repl-diskless-sync-delay", "0",
+                "--cluster-replica-validity-factor", "0",
+                "--logfile", f"{node_dir}/redis.log",
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -113,7 +118,22 @@ class LocalCluster:
             timeout=60,
         )
         _wait(self.healthy, 30, "cluster_state:ok on every node")
+        _wait(self.replicas_in_sync, 30, "every replica in sync with its primary")
         return self
+
+    def replicas_in_sync(self) -> bool:
+        up = 0
+        for port in self.alive():
+            client = redis.Redis(port=port, decode_responses=True)
+            try:
+                info = client.info("replication")
+            finally:
+                client.close()
+            if info["role"] == "slave":
+                if info.get("master_link_status") != "up":
+                    return False
+                up += 1
+        return up == self.primaries * self.replicas_per_primary
 
     def _info(self, port: int) -> dict[str, str]:
         client = redis.Redis(port=port, socket_connect_timeout=0.2, decode_responses=True)
