@@ -108,6 +108,18 @@ def redis_cluster() -> Iterator[LocalCluster]:
 
 
 @pytest.fixture
+def own_cluster() -> Iterator[LocalCluster]:
+    """A cluster of this test's own, for tests that kill its nodes (a failover changes which
+    nodes are primaries)."""
+    cluster = LocalCluster()
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
 def clean_cluster(redis_cluster: LocalCluster) -> str:
     """The private cluster's URL (``redis+cluster://…``), every primary emptied first."""
     redis_cluster.wait_healthy()

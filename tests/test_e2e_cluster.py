@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -49,16 +48,6 @@ async def test_a_game_across_two_nodes_on_a_cluster(clean_cluster: str) -> None:
     finally:
         for n in nodes:
             n.stop()
-
-
-@pytest.fixture
-def own_cluster() -> Iterator[LocalCluster]:
-    """A cluster of this test's own: a failover changes which nodes are primaries."""
-    cluster = LocalCluster().start()
-    try:
-        yield cluster
-    finally:
-        cluster.stop()
 
 
 async def _act(client: HeartsClient, rng: random.Random) -> dict[str, Any] | None:

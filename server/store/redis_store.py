@@ -233,7 +233,8 @@ class RedisRoomStore(RoomStore):
         slot's primary)."""
         for _attempt in range(2):
             async with self._client.pipeline(transaction=False) as pipe:
-                pipe.evalsha(self._commit_script.sha, len(keys), *keys, *args)
+                # execute_command: redis-py blocks pipe.evalsha on a cluster, not the command.
+                pipe.execute_command("EVALSHA", self._commit_script.sha, len(keys), *keys, *args)
                 if isinstance(self._client, RedisCluster):
                     node = self._client.get_node_from_key(keys[0])
                     pipe.execute_command(
