@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -166,6 +167,22 @@ class LocalCluster:
     def owner_of_key(self, key: str) -> int:
         return self.owner_port(key_slot(key.encode()))
 
+    def replica_of(self, primary: int) -> int:
+        """The port of a replica of the primary on ``primary``."""
+        client = redis.Redis(port=primary, decode_responses=True)
+        try:
+            info = client.info("replication")
+        finally:
+            client.close()
+        return int(info["slave0"]["port"])
+
+    def freeze(self, port: int) -> None:
+        """SIGSTOP a node: it stops reading its sockets, as a badly lagging node would."""
+        self.processes[port].send_signal(signal.SIGSTOP)
+
+    def thaw(self, port: int) -> None:
+        self.processes[port].send_signal(signal.SIGCONT)
+
     def kill(self, port: int) -> None:
         """``kill -9`` one node."""
         process = self.processes[port]
@@ -196,6 +213,7 @@ class LocalCluster:
     def stop(self) -> None:
         for process in self.processes.values():
             if process.poll() is None:
+                process.send_signal(signal.SIGCONT)  # a frozen node dies too
                 process.kill()
                 process.wait()
         shutil.rmtree(self.workdir, ignore_errors=True)

@@ -47,6 +47,7 @@ from redis.asyncio.cluster import RedisCluster
 from redis.commands.core import AsyncScript
 from redis.exceptions import NoScriptError, RedisError, ResponseError
 
+from server import metrics
 from server.store.base import (
     DEFAULT_MAX_LOG,
     Archive,
@@ -242,13 +243,15 @@ class RedisRoomStore(RoomStore):
                     )
                 else:
                     pipe.execute_command("WAIT", self.wait_replicas, self.wait_ms)
-                applied, _acked = await pipe.execute(raise_on_error=False)
+                applied, acked = await pipe.execute(raise_on_error=False)
             if isinstance(applied, NoScriptError):
                 # A restarted or promoted server has an empty script cache.
                 await self._client.script_load(self._commit_script.script)
                 continue
             if isinstance(applied, Exception):
                 raise applied
+            if isinstance(acked, int) and acked < self.wait_replicas:
+                metrics.UNREPLICATED_COMMITS.inc()
             return applied
         raise StoreError("the commit script could not be loaded")
 
