@@ -6,7 +6,6 @@ import logging
 import os
 import secrets
 import socket
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from server.room.state import Clocks
@@ -14,17 +13,14 @@ from server.room.state import Clocks
 log = logging.getLogger(__name__)
 
 
-def redis_url_from_env(env: Mapping[str, str]) -> str | None:
-    """``REDIS_CLUSTER_URL`` (a Redis Cluster, any node as the seed) or else ``REDIS_URL``.
-
-    A ``redis+cluster://`` scheme in ``REDIS_URL`` selects the cluster client too.
-    """
-    cluster = env.get("REDIS_CLUSTER_URL")
+def choose_redis_url(cluster: str | None, single: str | None) -> str | None:
+    """``REDIS_CLUSTER_URL`` (a Redis Cluster, any of its nodes as seeds) wins over
+    ``REDIS_URL``; a ``redis+cluster://`` scheme in ``REDIS_URL`` selects the cluster too."""
     if cluster:
         from server.store.redis_client import cluster_url
 
         return cluster_url(cluster)
-    return env.get("REDIS_URL") or None
+    return single or None
 
 
 def _float(name: str, default: float) -> float:
@@ -81,7 +77,7 @@ class Settings:
         return cls(
             host=host,
             port=port,
-            redis_url=redis_url_from_env(env),
+            redis_url=choose_redis_url(env.get("REDIS_CLUSTER_URL"), env.get("REDIS_URL")),
             redis_wait_replicas=int(env.get("HEARTS_REDIS_WAIT_REPLICAS", "0")),
             redis_wait_ms=int(env.get("HEARTS_REDIS_WAIT_MS", "50")),
             secret=secret,
