@@ -77,3 +77,30 @@ async def test_wait_on_one_redis_without_replicas_still_commits(clean_redis: str
         assert not await store.commit("r1", 1, b"s3", [], None)  # still compare-and-set
     finally:
         await store.close()
+
+
+async def test_claims_go_on_through_a_failover_and_no_room_is_claimed_twice(
+    own_cluster: LocalCluster,
+) -> None:
+    """A claim waits for the failing shard (the client retries until its replica answers):
+    then every due room is claimed, once."""
+    store = RedisRoomStore(own_cluster.url, prefix=PREFIX)
+    peer = RedisRoomStore(own_cluster.url, prefix=PREFIX)
+    keys = RoomKeys(PREFIX)
+    try:
+        rooms = [f"clock-{i}" for i in range(48)]  # over every primary
+        now = await store.now()
+        for room in rooms:
+            assert await store.create_room(room, b"s", [], now - 1)
+        victim = own_cluster.owner_of_key(keys.tag(shard_of(rooms[0])))
+        own_cluster.kill(victim)
+        started = time.monotonic()
+        claims = await asyncio.gather(
+            store.claim_due(now, 100, 30.0), peer.claim_due(now, 100, 30.0)
+        )
+        print(f"claims answered {time.monotonic() - started:.1f}s after the kill")
+        together = claims[0] + claims[1]
+        assert sorted(together) == sorted(rooms) and len(set(together)) == len(together)
+    finally:
+        await peer.close()
+        await store.close()

@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
+
+from redis.asyncio.cluster import RedisCluster
 
 from server.store.redis_client import Client, store_errors
 from server.store.redis_keys import SHARDS, RoomKeys
@@ -58,29 +60,53 @@ class ShardedDeadlines:
         """Deadlines moved behind our back (an outage shift): read every shard next time."""
         self._swept_at = -math.inf
 
-    async def _sweep(self, now: float) -> None:
+    async def _read_shards(
+        self, shards: Sequence[int], read: Callable[[Any, str], Any]
+    ) -> list[Any]:
+        """``read(client, key)`` on each shard's deadline set, in as few round trips as the
+        client allows; None for a shard that did not answer.
+
+        One Redis: one pipeline. A cluster: concurrent commands, each to its shard's primary,
+        not redis-py's cluster pipeline, which on a connection error closes every connection
+        of the client (cutting off the commits in flight to the live primaries too); and a
+        shard whose primary is failing over leaves the others readable.
+        """
+        keys = [self._keys.deadlines(shard) for shard in shards]
+        if not isinstance(self._client, RedisCluster):
+            with store_errors():
+                async with self._client.pipeline(transaction=False) as pipe:
+                    for key in keys:
+                        read(pipe, key)
+                    return list(await pipe.execute())
         with store_errors():
-            async with self._client.pipeline(transaction=False) as pipe:
-                for shard in range(SHARDS):
-                    pipe.zrange(self._keys.deadlines(shard), 0, 0, withscores=True)
-                firsts = await pipe.execute()
-        self._hints = [_score(first[0][1]) if first else math.inf for first in firsts]
+            answers = await asyncio.gather(
+                *(read(self._client, key) for key in keys), return_exceptions=True
+            )
+        if all(isinstance(a, BaseException) for a in answers):
+            with store_errors():
+                raise answers[0]  # nothing answered: the store is down, say so
+        return [None if isinstance(a, BaseException) else a for a in answers]
+
+    async def _sweep(self, now: float) -> None:
+        firsts = await self._read_shards(
+            range(SHARDS), lambda c, key: c.zrange(key, 0, 0, withscores=True)
+        )
+        for shard, first in enumerate(firsts):
+            if first is not None:  # a shard that did not answer keeps its hint
+                self._hints[shard] = _score(first[0][1]) if first else math.inf
         self._swept_at = now
 
     async def _peek(
         self, shards: Sequence[int], now: float, limit: int
     ) -> list[tuple[float, int, bytes]]:
-        with store_errors():
-            async with self._client.pipeline(transaction=False) as pipe:
-                for shard in shards:
-                    pipe.zrangebyscore(
-                        self._keys.deadlines(shard), "-inf", now, 0, limit, withscores=True
-                    )
-                found = await pipe.execute()
+        found = await self._read_shards(
+            shards,
+            lambda c, key: c.zrangebyscore(key, "-inf", now, 0, limit, withscores=True),
+        )
         return sorted(
             (float(score), shard, room)
             for shard, rows in zip(shards, found, strict=True)
-            for room, score in rows
+            for room, score in rows or []
         )
 
     async def _claim_shard(
@@ -115,13 +141,20 @@ class ShardedDeadlines:
             if not any(True for _, s, _r in earliest if s == shard) and len(earliest) < limit:
                 # Nothing due after all (another node claimed it): the next sweep says when.
                 self._hints[shard] = math.inf
+        if not plan:
+            return []
         claims = await asyncio.gather(
             *(
                 self._claim_shard(shard, cutoff, count, now + lease)
                 for shard, (cutoff, count) in plan.items()
-            )
+            ),
+            return_exceptions=True,
         )
-        claimed = [room for rooms in claims for room in rooms]
+        answered = [rooms for rooms in claims if not isinstance(rooms, BaseException)]
+        if not answered:
+            raise claims[0]  # type: ignore[misc]  # every shard failed: the store is down
+        # A shard failing over does not stop the others' clocks.
+        claimed = [room for rooms in answered for room in rooms]
         claimed.sort(key=lambda room: order.get(room, now))
         return [room.decode() for room in claimed]
 
