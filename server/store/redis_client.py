@@ -16,6 +16,7 @@ scripts and transactions touch one hash slot each (see the key layouts of ``redi
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Iterator
 from importlib import resources
@@ -62,10 +63,27 @@ class _Cluster(RedisCluster):
     ``'NoneType' object has no attribute 'writelines'``). Initializing first avoids it.
     """
 
+    _first_map_read = False
+
     async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
-        if self._initialize:
-            await self.initialize()
+        # Only the first time: a re-initialization after a failed node is redis-py's own,
+        # which also replaces a dead default node (initializing here would ask the dead one).
+        if not self._first_map_read:
+            await self._first_initialize()
         return await super().execute_command(*args, **kwargs)
+
+    async def _first_initialize(self) -> None:
+        # A client born during a failover may be told the dead primary still owns its slots
+        # (and pick it as the node it asks for COMMAND): retry as long as a command would.
+        for attempt in range(8):
+            try:
+                await self.initialize()
+                break
+            except (RedisConnectionError, RedisTimeoutError, OSError):
+                if attempt == 7:
+                    raise
+                await asyncio.sleep(min(0.05 * 2**attempt, 1.0))
+        self._first_map_read = True
 
 
 def connect(url: str) -> Client:
