@@ -6,12 +6,15 @@
 #
 #   deploy/local-cluster.sh                     # 3 nodes; play on http://127.0.0.1:8000
 #   deploy/local-cluster.sh -n 2 -p 9000 --matchmaker
+#   deploy/local-cluster.sh --redis-cluster     # on a Redis Cluster: 3 primaries, 3 replicas
 #   HEARTS_BOT_THINK=0 deploy/local-cluster.sh  # HEARTS_* / LOG_LEVEL pass through to the nodes
 #
 # Options:
 #   -n, --nodes N       server nodes (default 3), on ports PORT+1 … PORT+N
 #   -p, --port PORT     HAProxy's port (default 8000)
 #   --matchmaker        run `python -m matchmaker` too (and turn the nodes' in-process ones off)
+#   --redis-cluster     six redis-servers (deploy/redis-cluster.conf) joined into a Redis Cluster
+#                       instead of one; one of them dying is reported, and its replica takes over
 #   --keep              keep the temp dir (logs, AOF, generated haproxy.cfg) after stopping
 #
 # Ctrl-C or SIGTERM stops everything, in order: HAProxy, the matchmaker, the nodes (they drain:
@@ -25,6 +28,7 @@ NODES=3
 LB_PORT=8000
 MATCHMAKER=0
 KEEP=0
+REDIS_CLUSTER=0
 
 usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
 
@@ -33,6 +37,7 @@ while [[ $# -gt 0 ]]; do
         -n|--nodes) NODES=${2:?}; shift 2 ;;
         -p|--port) LB_PORT=${2:?}; shift 2 ;;
         --matchmaker) MATCHMAKER=1; shift ;;
+        --redis-cluster) REDIS_CLUSTER=1; shift ;;
         --keep) KEEP=1; shift ;;
         -h|--help) usage; exit 0 ;;
         *) echo "unknown option: $1 (see --help)" >&2; exit 2 ;;
@@ -132,13 +137,15 @@ cleanup() {
     for pid in $(pid_of haproxy); do stop_pid "$pid" 10; done
     for entry in "${STARTED[@]}"; do
         case "${entry%%:*}" in
-            redis|haproxy) ;;
+            redis*|haproxy) ;;
             *) stop_pid "${entry##*:}" 15 & stoppers+=("$!") ;;
         esac
     done
     for pid in "${stoppers[@]}"; do wait "$pid" 2>/dev/null || true; done
     # On SIGTERM Redis fsyncs the append-only file and exits.
-    for pid in $(pid_of redis); do stop_pid "$pid" 15; done
+    for entry in "${STARTED[@]}"; do
+        [[ "${entry%%:*}" == redis* ]] && stop_pid "${entry##*:}" 15
+    done
     if (( KEEP || FAILED )); then echo "logs kept in $WORK"; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
@@ -153,12 +160,41 @@ start() {  # name, log file, command…
     STARTED+=("$name:$!")
 }
 
-# Redis with the deployment's configuration; only where it listens and writes differs.
-start redis "$WORK/redis.log" redis-server "$ROOT/deploy/redis.conf" \
-    --port "$REDIS_PORT" --bind 127.0.0.1 --protected-mode yes --dir "$WORK/redis"
-REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
-redis_up() { redis-cli -p "$REDIS_PORT" ping 2>/dev/null | grep -q PONG; }
-wait_until 10 "redis-server" redis_up
+if (( REDIS_CLUSTER )); then
+    # Six nodes with the cluster configuration; their bus ports are port + 10000.
+    CLUSTER_PORTS=()
+    while (( ${#CLUSTER_PORTS[@]} < 6 )); do
+        port=$(free_port)
+        (( port < 55000 )) && CLUSTER_PORTS+=("$port")
+    done
+    for (( i = 1; i <= 6; i++ )); do
+        port=${CLUSTER_PORTS[i-1]}
+        mkdir -p "$WORK/redis$i"
+        start "redis$i" "$WORK/redis$i.log" redis-server "$ROOT/deploy/redis-cluster.conf" \
+            --port "$port" --bind 127.0.0.1 --protected-mode yes --dir "$WORK/redis$i" \
+            --cluster-preferred-endpoint-type ip
+    done
+    for port in "${CLUSTER_PORTS[@]}"; do
+        redis_node_up() { redis-cli -p "$port" ping 2>/dev/null | grep -q PONG; }
+        wait_until 10 "redis-server on $port" redis_node_up
+    done
+    CREATE_ARGS=()
+    for port in "${CLUSTER_PORTS[@]}"; do CREATE_ARGS+=("127.0.0.1:$port"); done
+    redis-cli --cluster create "${CREATE_ARGS[@]}" \
+        --cluster-replicas 1 --cluster-yes >"$WORK/redis-cluster-create.log" 2>&1 \
+        || { cat "$WORK/redis-cluster-create.log" >&2; FAILED=1; exit 1; }
+    cluster_ok() { redis-cli -p "${CLUSTER_PORTS[0]}" cluster info 2>/dev/null | grep -q '^cluster_state:ok'; }
+    wait_until 30 "cluster_state:ok" cluster_ok
+    REDIS_URL="redis+cluster://$(printf '127.0.0.1:%s,' "${CLUSTER_PORTS[@]}")"
+    REDIS_URL=${REDIS_URL%,}
+else
+    # Redis with the deployment's configuration; only where it listens and writes differs.
+    start redis "$WORK/redis.log" redis-server "$ROOT/deploy/redis.conf" \
+        --port "$REDIS_PORT" --bind 127.0.0.1 --protected-mode yes --dir "$WORK/redis"
+    REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
+    redis_up() { redis-cli -p "$REDIS_PORT" ping 2>/dev/null | grep -q PONG; }
+    wait_until 10 "redis-server" redis_up
+fi
 
 node_env=(
     "REDIS_URL=$REDIS_URL" "HEARTS_SECRET=$SECRET" "HOST=127.0.0.1"
@@ -201,7 +237,11 @@ REDIS_URL=$REDIS_URL
 NODE_PIDS="${NODE_PIDS[*]}"
 EOF
 
-echo "Hearts Live: $NODES nodes behind HAProxy, Redis with an append-only file"
+if (( REDIS_CLUSTER )); then
+    echo "Hearts Live: $NODES nodes behind HAProxy, a Redis Cluster (3 primaries, 3 replicas)"
+else
+    echo "Hearts Live: $NODES nodes behind HAProxy, Redis with an append-only file"
+fi
 echo "  play        http://127.0.0.1:$LB_PORT/   (WebSocket ws://127.0.0.1:$LB_PORT/ws)"
 for (( i = 1; i <= NODES; i++ )); do
     echo "  node$i       http://127.0.0.1:$((LB_PORT + i))/   pid ${NODE_PIDS[i-1]}"
@@ -210,8 +250,12 @@ done
 echo "  redis       $REDIS_URL"
 echo "  haproxy     stats on http://127.0.0.1:$STATS_PORT/"
 echo "  logs        $WORK  (cluster.env there has the URLs and node pids)"
-echo "  load test   $PYTHON -m load_tests.load --url ws://127.0.0.1:$LB_PORT/ws \\"
-echo "                --redis-url $REDIS_URL$(printf ' --pid %s' "${NODE_PIDS[@]}")"
+if (( REDIS_CLUSTER )); then
+    echo "  load test   $PYTHON -m load_tests.load --url ws://127.0.0.1:$LB_PORT/ws$(printf ' --pid %s' "${NODE_PIDS[@]}")"
+else
+    echo "  load test   $PYTHON -m load_tests.load --url ws://127.0.0.1:$LB_PORT/ws \\"
+    echo "                --redis-url $REDIS_URL$(printf ' --pid %s' "${NODE_PIDS[@]}")"
+fi
 echo "Ctrl-C or SIGTERM stops everything."
 
 # Run until told to stop. A node or the matchmaker dying is what the cluster is built to
@@ -228,6 +272,8 @@ while true; do
             case "$name" in
                 redis|haproxy)
                     echo "$name exited; stopping the cluster" >&2; FAILED=1; exit 1 ;;
+                redis[0-9]*)
+                    echo "$name (pid $pid) exited; its replica takes over its slots (log: $WORK/$name.log)" >&2 ;;
                 *)
                     echo "$name (pid $pid) exited; the others run on (log: $WORK/$name.log)" >&2 ;;
             esac

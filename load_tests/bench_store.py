@@ -37,6 +37,7 @@ class Results:
     commits: int = 0
     conflicts: int = 0
     delivered: int = 0
+    elapsed: float = 0.0  # seconds of the measured part
 
 
 @contextmanager
@@ -147,7 +148,7 @@ async def run(store: RoomStore, args: argparse.Namespace) -> Results:
             for i in range(args.concurrency)
         )
     )
-    elapsed = time.perf_counter() - started
+    elapsed = results.elapsed = time.perf_counter() - started
     results.latencies.sort()
     if drainer is not None:
         await asyncio.sleep(0.2)  # let the last publishes arrive

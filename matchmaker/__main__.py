@@ -6,6 +6,7 @@ any number of them (and server nodes with their in-process matchmaker); one leas
 acts. Configuration, from the environment:
 
     REDIS_URL                 required: the deployment's Redis
+    REDIS_CLUSTER_URL         or this: a node of the deployment's Redis Cluster
     NODE_ID                   this process's lease holder name (default: host name + random)
     HEARTS_MATCH_INTERVAL     seconds between passes (0.5)
     HEARTS_MATCH_LEASE_TTL    seconds a silent holder keeps the lease (5)
@@ -31,7 +32,7 @@ from matchmaker.matching import MatchConfig
 from matchmaker.rooms_bridge import RoomsBridge
 from matchmaker.service import Matchmaker, default_node_id
 from server.bot_pool import BotPool
-from server.config import Settings
+from server.config import Settings, choose_redis_url
 from server.room.state import Clocks
 from server.rooms import RoomService
 from server.store import RoomStore, open_store
@@ -121,7 +122,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m matchmaker", description=__doc__.split("\n")[0]
     )
-    parser.add_argument("--redis-url", default=os.environ.get("REDIS_URL"))
+    parser.add_argument(
+        "--redis-url",
+        default=choose_redis_url(
+            os.environ.get("REDIS_CLUSTER_URL"), os.environ.get("REDIS_URL")
+        ),
+    )
     parser.add_argument("--prefix", default="hearts", help="key prefix, as the server's store")
     parser.add_argument("--node-id", default=os.environ.get("NODE_ID") or None)
     args = parser.parse_args(argv)

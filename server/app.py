@@ -53,7 +53,11 @@ class Node:
 
     def __init__(self, settings: Settings, store: RoomStore | None = None) -> None:
         self.settings = settings
-        self.store = store or open_store(settings.redis_url)
+        self.store = store or open_store(
+            settings.redis_url,
+            wait_replicas=settings.redis_wait_replicas,
+            wait_ms=settings.redis_wait_ms,
+        )
         self.id = settings.node_id  # names this process's sockets in room state
         self.bots = BotPool(settings.bot_workers)
         self.rooms = RoomService(self.store, self.bots)

@@ -14,6 +14,16 @@ from server.room.state import Clocks
 log = logging.getLogger(__name__)
 
 
+def choose_redis_url(cluster: str | None, single: str | None) -> str | None:
+    """``REDIS_CLUSTER_URL`` (a Redis Cluster, any of its nodes as seeds) wins over
+    ``REDIS_URL``; a ``redis+cluster://`` scheme in ``REDIS_URL`` selects the cluster too."""
+    if cluster:
+        from server.store.redis_client import cluster_url
+
+        return cluster_url(cluster)
+    return single or None
+
+
 def _float(name: str, default: float) -> float:
     raw = os.environ.get(name)
     return float(raw) if raw not in (None, "") else default
@@ -24,6 +34,10 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8000
     redis_url: str | None = None  # None: the embedded in-process store (one node)
+    # Acknowledge a commit only once this many replicas have it (WAIT), waiting at most
+    # redis_wait_ms; 0: Redis's asynchronous replication (see docs/cluster.md).
+    redis_wait_replicas: int = 0
+    redis_wait_ms: int = 50
     secret: bytes = b""  # signs guest tokens; every node of a deployment must share it
     public_url: str = ""  # base of invite links; default http://HOST:PORT
     node_id: str = field(default_factory=lambda: f"{socket.gethostname()}-{secrets.token_hex(3)}")
@@ -65,7 +79,9 @@ class Settings:
         return cls(
             host=host,
             port=port,
-            redis_url=env.get("REDIS_URL") or None,
+            redis_url=choose_redis_url(env.get("REDIS_CLUSTER_URL"), env.get("REDIS_URL")),
+            redis_wait_replicas=int(env.get("HEARTS_REDIS_WAIT_REPLICAS", "0")),
+            redis_wait_ms=int(env.get("HEARTS_REDIS_WAIT_MS", "50")),
             secret=secret,
             public_url=env.get("PUBLIC_URL", f"http://{host}:{port}"),
             node_id=env.get("NODE_ID") or cls().node_id,

@@ -41,6 +41,12 @@ STORE_CALLS = Counter(
     "Calls from this node to Redis (each a round trip: a command, a script or a pipeline)",
     registry=REGISTRY,
 )
+UNREPLICATED_COMMITS = Counter(
+    "hearts_unreplicated_commits_total",
+    "Commits acknowledged after WAIT timed out with fewer replicas than asked for "
+    "(HEARTS_REDIS_WAIT_REPLICAS): a failover could lose them",
+    registry=REGISTRY,
+)
 STORE_ERRORS = Counter("hearts_store_errors_total", "Store calls that failed", registry=REGISTRY)
 TICKS = Counter("hearts_ticks_total", "Deadline ticks run by this node", registry=REGISTRY)
 BOT_SECONDS = Histogram(

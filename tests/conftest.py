@@ -18,6 +18,7 @@ from server.store.league import LeagueStore
 from server.store.league_memory import MemoryLeagueStore
 from server.store.league_redis import RedisLeagueStore
 from server.store.redis_store import RedisRoomStore
+from tests.redis_cluster import LocalCluster
 
 TEST_PREFIX = "hearts-test"
 
@@ -91,8 +92,52 @@ def clean_redis(redis_url: str) -> str:
     return redis_url
 
 
+@pytest.fixture(scope="session")
+def redis_cluster() -> Iterator[LocalCluster]:
+    """A private Redis Cluster (3 primaries, 3 replicas) for this test session."""
+    cluster = LocalCluster()
+    try:
+        cluster.start()
+    except (RuntimeError, subprocess.SubprocessError) as exc:
+        cluster.stop()
+        pytest.fail(f"could not start a private Redis Cluster: {exc}")
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def own_cluster() -> Iterator[LocalCluster]:
+    """A cluster of this test's own, for tests that kill its nodes (a failover changes which
+    nodes are primaries)."""
+    cluster = LocalCluster()
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def clean_cluster(redis_cluster: LocalCluster) -> str:
+    """The private cluster's URL (``redis+cluster://…``), every primary emptied first."""
+    redis_cluster.wait_healthy()
+    redis_cluster.flush()
+    return redis_cluster.url
+
+
+def _backend_url(request: pytest.FixtureRequest, backend: str) -> str | None:
+    if backend == "redis":
+        return str(request.getfixturevalue("clean_redis"))
+    if backend == "cluster":
+        return str(request.getfixturevalue("clean_cluster"))
+    return None
+
+
 class BackendFactory:
-    """Makes stores of one backend ("memory" or "redis") for one test; closes them afterwards."""
+    """Makes stores of one backend ("memory", "redis" or "cluster") for one test; closes them
+    afterwards."""
 
     def __init__(self, backend: str, redis_url: str | None) -> None:
         self.backend = backend
@@ -130,12 +175,12 @@ class StoreFactory(BackendFactory):
         return store
 
 
-@pytest.fixture(params=["memory", "redis"])
+@pytest.fixture(params=["memory", "redis", "cluster"])
 async def store_factory(request: pytest.FixtureRequest) -> AsyncIterator[StoreFactory]:
-    """A factory of stores of each backend in turn (Redis ones on the flushed private server)."""
+    """A factory of stores of each backend in turn (Redis ones on the flushed private server,
+    cluster ones on the flushed private cluster)."""
     backend: str = request.param
-    url = request.getfixturevalue("clean_redis") if backend == "redis" else None
-    factory = StoreFactory(backend, url)
+    factory = StoreFactory(backend, _backend_url(request, backend))
     yield factory
     await factory.close_all()
 
@@ -175,12 +220,12 @@ class LeagueFactory(BackendFactory):
         return store
 
 
-@pytest.fixture(params=["memory", "redis"])
+@pytest.fixture(params=["memory", "redis", "cluster"])
 async def league_factory(request: pytest.FixtureRequest) -> AsyncIterator[LeagueFactory]:
-    """A factory of league stores of each backend in turn (Redis on the flushed private server)."""
+    """A factory of league stores of each backend in turn (Redis on the flushed private server,
+    or the flushed private cluster)."""
     backend: str = request.param
-    url = request.getfixturevalue("clean_redis") if backend == "redis" else None
-    factory = LeagueFactory(backend, url)
+    factory = LeagueFactory(backend, _backend_url(request, backend))
     yield factory
     await factory.close_all()
 

@@ -10,10 +10,12 @@ from __future__ import annotations
 import asyncio
 import socket
 import time
+from collections import Counter
 from typing import TYPE_CHECKING
 
 import pytest
 import redis
+from redis.crc import key_slot
 
 from server.store import (
     Archive,
@@ -25,6 +27,7 @@ from server.store import (
     Subscriber,
     open_store,
 )
+from server.store.redis_keys import SHARDS, shard_of
 from server.store.redis_store import RedisRoomStore
 
 if TYPE_CHECKING:
@@ -496,7 +499,7 @@ def redis_store(clean_redis: str) -> RedisRoomStore:
     return RedisRoomStore(clean_redis, prefix=PREFIX)
 
 
-async def test_redis_keys_of_a_room_share_one_hash_tag(
+async def test_redis_keys_of_a_room_share_its_deadline_shards_slot(
     redis_store: RedisRoomStore, clean_redis: str
 ) -> None:
     await redis_store.create_room("r1", b"v1", evs(1, 1), 10.0)
@@ -505,12 +508,33 @@ async def test_redis_keys_of_a_room_share_one_hash_tag(
         keys = sorted(client.keys("*"))
     finally:
         client.close()
+    tag = f"{PREFIX}:{{s{shard_of('r1')}}}"
     assert keys == [
-        f"{PREFIX}:deadlines".encode(),
-        f"{PREFIX}:{{room:r1}}:log".encode(),
-        f"{PREFIX}:{{room:r1}}:state".encode(),
+        f"{tag}:deadlines".encode(),
+        f"{tag}:room:r1:log".encode(),
+        f"{tag}:room:r1:state".encode(),
     ]
+    # One slot for everything the commit script touches, its channel included.
+    slots = {key_slot(k) for k in keys} | {key_slot(redis_store.channel("r1").encode())}
+    assert len(slots) == 1
     await redis_store.close()
+
+
+def test_rooms_spread_over_every_shard() -> None:
+    counts = Counter(shard_of(f"room-{i}") for i in range(SHARDS * 50))
+    assert len(counts) == SHARDS
+    assert max(counts.values()) < 2 * min(counts.values())
+    assert shard_of("ABCD") == shard_of("ABCD")  # stable: CRC-32, not Python's salted hash
+
+
+async def test_claims_across_shards_take_the_earliest_first(store: RoomStore) -> None:
+    rooms = [f"x{i}" for i in range(40)]  # spread over many shards
+    for i, room in enumerate(rooms):
+        await store.create_room(room, b"s", [], 100.0 + i)
+    assert await store.claim_due(120.0, 5, 30.0) == rooms[:5]
+    assert await store.claim_due(120.0, 100, 30.0) == rooms[5:21]
+    assert await store.claim_due(120.0, 100, 30.0) == []
+    assert await store.next_deadline(rooms[0]) == 150.0
 
 
 async def test_redis_commit_survives_a_flushed_script_cache(

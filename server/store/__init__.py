@@ -1,7 +1,8 @@
 """Room stores: where rooms, their event logs and their deadlines live between steps.
 
 ``open_store(url)`` picks the backend: no URL means the in-process memory store (one node,
-nothing else installed); a ``redis://``, ``rediss://`` or ``unix://`` URL means Redis.
+nothing else installed); a ``redis://``, ``rediss://`` or ``unix://`` URL means one Redis, and a
+``redis+cluster://`` URL a Redis Cluster (``server.store.redis_client``).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ __all__ = [
     "open_store",
 ]
 
-_REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+_REDIS_SCHEMES = ("redis://", "rediss://", "unix://", "redis+cluster://", "rediss+cluster://")
 
 
 def open_store(
@@ -39,8 +40,12 @@ def open_store(
     *,
     prefix: str = "hearts",
     max_log: int = DEFAULT_MAX_LOG,
+    wait_replicas: int = 0,
+    wait_ms: int = 50,
 ) -> RoomStore:
     """The store for ``url``: None, "" or "memory://" → memory; a Redis URL → Redis.
+
+    ``wait_replicas``/``wait_ms``: Redis only, see ``RedisRoomStore``.
 
     Connecting is lazy, so this never blocks; call ``ping()`` to check readiness.
     """
@@ -50,5 +55,9 @@ def open_store(
         # Imported here so the embedded mode never loads redis-py.
         from server.store.redis_store import RedisRoomStore
 
-        return RedisRoomStore(url, prefix=prefix, max_log=max_log)
-    raise ValueError(f"unsupported store URL {url!r}: expected redis://… or nothing")
+        return RedisRoomStore(
+            url, prefix=prefix, max_log=max_log, wait_replicas=wait_replicas, wait_ms=wait_ms
+        )
+    raise ValueError(
+        f"unsupported store URL {url!r}: expected redis://…, redis+cluster://… or nothing"
+    )

@@ -1,10 +1,10 @@
 -- Compare-and-set one room transition (also creates a room: expected version 0).
 -- KEYS[1] state hash {v=version, s=state, q=last event seq, n=nonce of the last commit}
 -- KEYS[2] event log stream, entry id "<seq>-0", fields d=data, p=seq of the previous event
--- KEYS[3] deadline sorted set (member = room id)
+-- KEYS[3] the deadline sorted set of the room's shard (member = room id)
 -- KEYS[4] archive hash of the room's current game (finished hands' records)
 -- ARGV[1] expected version   ARGV[2] new state   ARGV[3] deadline, "" to clear
--- ARGV[4] room id            ARGV[5] channel     ARGV[6] log MAXLEN (approximate)
+-- ARGV[4] room id            ARGV[5] shard channel    ARGV[6] log MAXLEN (approximate)
 -- ARGV[7] msgpack payload to publish, "" if no events
 -- ARGV[8] commit nonce       ARGV[9] time to live of the room's keys in ms, "" for none
 -- ARGV[10] n, the number of archive fields, then n field, value pairs, then seq, data pairs
@@ -56,6 +56,6 @@ for _, k in ipairs({1, 2, 4}) do
   end
 end
 if ARGV[7] ~= '' then
-  redis.call('PUBLISH', ARGV[5], ARGV[7])
+  redis.call('SPUBLISH', ARGV[5], ARGV[7])
 end
 return 1

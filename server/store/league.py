@@ -354,8 +354,10 @@ def open_league_store(url: str | None, *, prefix: str = "hearts") -> LeagueStore
         from server.store.league_memory import MemoryLeagueStore
 
         return MemoryLeagueStore()
-    if url.startswith(("redis://", "rediss://", "unix://")):
+    if url.startswith(("redis://", "rediss://", "unix://", "redis+cluster://", "rediss+cluster://")):
         from server.store.league_redis import RedisLeagueStore
 
         return RedisLeagueStore(url, prefix=prefix)
-    raise ValueError(f"unsupported store URL {url!r}: expected redis://… or nothing")
+    raise ValueError(
+        f"unsupported store URL {url!r}: expected redis://…, redis+cluster://… or nothing"
+    )

@@ -33,7 +33,6 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-import redis.asyncio as aioredis
 from redis.commands.core import AsyncScript
 
 from matchmaker.matching import QueueEntry
@@ -57,6 +56,7 @@ from server.store.league import (
     encode_entry,
     history_point,
 )
+from server.store.redis_client import Client, connect
 from server.store.redis_store import _errors, _load_script
 
 _POST_RESULTS = {
@@ -86,7 +86,7 @@ class RedisLeagueStore(RedisAccounts, LeagueStore):
         url: str,
         *,
         prefix: str = "hearts",
-        client: aioredis.Redis | None = None,
+        client: Client | None = None,
         history_cap: int = DEFAULT_HISTORY_CAP,
         recent_cap: int = DEFAULT_RECENT_CAP,
         assignment_ttl: float = DEFAULT_ASSIGNMENT_TTL,
@@ -98,9 +98,7 @@ class RedisLeagueStore(RedisAccounts, LeagueStore):
         self.history_cap = history_cap
         self.recent_cap = recent_cap
         self.assignment_ttl = assignment_ttl
-        self._client: aioredis.Redis = client or aioredis.Redis.from_url(
-            url, decode_responses=False
-        )
+        self._client: Client = client or connect(url)
         base = f"{prefix}:{{league}}"
         self._base = base
         self._players_key = f"{base}:players"

@@ -1,19 +1,25 @@
-"""The Redis room store (production): redis-py asyncio with hiredis, one Lua script per step.
+"""The Redis room store (production): one Redis or a Redis Cluster, one Lua script per step.
 
-Keys (``prefix`` defaults to ``hearts``; every key of one room shares the ``{room:ID}`` hash tag):
+Keys (``prefix`` defaults to ``hearts``). Rooms are spread over 64 shards, each under its own
+hash tag ``{sN}`` (``redis_keys``); every key of a room carries its shard's tag, so everything
+one commit touches is in one hash slot, as a Redis Cluster requires:
 
-- ``hearts:{room:ID}:state`` hash: ``v`` version, ``s`` state bytes, ``q`` newest event seq,
+- ``hearts:{sN}:room:ID:state`` hash: ``v`` version, ``s`` state bytes, ``q`` newest event seq,
   ``n`` nonce of the last commit (lets a retried commit recognise its own earlier success).
-- ``hearts:{room:ID}:log`` stream: one entry per event, id ``<seq>-0``, fields ``d`` (data) and
-  ``p`` (seq of the event before it), trimmed with ``XADD … MAXLEN ~ max_log``.
-- ``hearts:{room:ID}:archive:GAME`` hash: records of the game's finished hands (their audits
+- ``hearts:{sN}:room:ID:log`` stream: one entry per event, id ``<seq>-0``, fields ``d`` (data)
+  and ``p`` (seq of the event before it), trimmed with ``XADD … MAXLEN ~ max_log``.
+- ``hearts:{sN}:room:ID:archive:GAME`` hash: records of the game's finished hands (their audits
   and summaries), written once by the commit that ends each hand; not part of the hot state.
-- ``hearts:{room:ID}:events`` pub/sub channel: one msgpack ``[[seq, data], …]`` per commit.
-- ``hearts:deadlines`` sorted set (member room id, score deadline), ``hearts:heartbeat`` hash,
-  ``hearts:lease:NAME`` strings.
+- ``hearts:{sN}:room:ID:events`` sharded pub/sub channel (SPUBLISH): one msgpack
+  ``[[seq, data], …]`` per commit, heard only by nodes watching the room, on the shard's owner.
+- ``hearts:{sN}:deadlines`` sorted set of the shard's rooms (member room id, score deadline);
+  schedulers claim from every shard (``redis_deadlines``).
+- ``hearts:heartbeat`` hash, ``hearts:outage`` and ``hearts:lease:NAME`` strings: one key per
+  operation, so any slot will do.
 - ``hearts:{nodes}:alive:NODE`` (expiring string), ``hearts:{nodes}:rooms:NODE`` (set of the
   rooms where the node holds sockets) and ``hearts:{nodes}:tracked`` (nodes with such a set):
-  a node that stops renewing its key is reaped and its connections dropped from its rooms.
+  a node that stops renewing its key is reaped and its connections dropped from its rooms. The
+  reap script's keys share the ``{nodes}`` slot.
 
 Why a stream rather than a list: ``XRANGE log <after+1>-0 +`` finds the resume point by seq in
 O(log n) without scanning, ids double as seqs, and ``MAXLEN ~`` trims whole nodes cheaply.
@@ -21,34 +27,27 @@ Because approximate trimming does not say what it dropped, each entry carries it
 seq ``p``: if the first entry after ``after_seq`` has ``p > after_seq``, the event ``p`` was
 trimmed and the reader has a gap. That is exact even if seqs are not contiguous.
 
-Redis Cluster: the per-room keys already share a slot, but ``hearts:deadlines`` and the
-heartbeat are global, and the commit script touches the room's keys *and* the deadline set.
-On a cluster the deadline set would have to be sharded per slot (one set per hash tag
-``{deadlines:N}`` chosen by the room's slot, claimed slot by slot) and PUBLISH replaced by
-SPUBLISH. We run a single primary today, so this is not done.
+Durability on failover: Redis replicates asynchronously, so a primary that dies right after
+acknowledging a commit can lose it. ``wait_replicas`` > 0 makes every commit also send
+``WAIT wait_replicas wait_ms`` on the same connection (one round trip, pipelined), so a commit
+is acknowledged only once a replica has it or the bounded wait ran out
+(``HEARTS_REDIS_WAIT_REPLICAS``, ``HEARTS_REDIS_WAIT_MS``; measured in docs/cluster.md).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import math
 import os
 import time
-from collections.abc import Iterator, Sequence
-from importlib import resources
-from typing import Any
+from collections.abc import Sequence
 
 import msgpack
-import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
 from redis.commands.core import AsyncScript
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError, ResponseError
-from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.exceptions import NoScriptError, RedisError, ResponseError
 
 from server import metrics
-from server.outage_log import OutageLog
 from server.store.base import (
     DEFAULT_MAX_LOG,
     Archive,
@@ -56,41 +55,21 @@ from server.store.base import (
     Snapshot,
     StoredEvent,
     StoreError,
-    StoreUnavailable,
     Subscriber,
     check_deadline,
     check_events,
     check_max_log,
 )
+from server.store.redis_client import Client, connect, load_script, store_errors
+from server.store.redis_deadlines import ShardedDeadlines
+from server.store.redis_keys import RoomKeys, shard_of
+from server.store.redis_subscriber import RedisSubscriber
 
 log = logging.getLogger(__name__)
 
-_SUBSCRIBE_TIMEOUT = 10.0
-"""Seconds add() waits for Redis to confirm a SUBSCRIBE."""
-
-
-def _load_script(name: str) -> str:
-    return resources.files("server.store").joinpath(name).read_text(encoding="utf-8")
-
-
-@contextlib.contextmanager
-def _errors() -> Iterator[None]:
-    """Map redis-py errors to the store's own, so callers never import redis.
-
-    Each use is one call to Redis (a command, a script or a pipeline: one round trip, but for
-    ``events_since``, which may take two), counted for the cost-per-card figures.
-    """
-    metrics.STORE_CALLS.inc()
-    try:
-        yield
-    except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
-        raise StoreUnavailable(str(exc)) from exc
-    except RedisError as exc:
-        raise StoreError(str(exc)) from exc
-
-
-def _decode_events(payload: bytes) -> list[StoredEvent]:
-    return [StoredEvent(seq, data) for seq, data in msgpack.unpackb(payload)]
+# Kept for callers that imported them from here (the league store).
+_errors = store_errors
+_load_script = load_script
 
 
 class RedisRoomStore(RoomStore):
@@ -102,18 +81,26 @@ class RedisRoomStore(RoomStore):
         *,
         prefix: str = "hearts",
         max_log: int = DEFAULT_MAX_LOG,
-        client: aioredis.Redis | None = None,
+        client: Client | None = None,
+        wait_replicas: int = 0,
+        wait_ms: int = 50,
     ) -> None:
-        """Connect lazily to ``url`` (or use ``client``, which ``close()`` then closes)."""
+        """Connect lazily to ``url`` (or use ``client``, which ``close()`` then closes).
+
+        ``wait_replicas`` > 0: acknowledge a commit only after that many replicas have it, or
+        after ``wait_ms`` (see the module docstring).
+        """
         self.url = url
         self.prefix = prefix
         self.max_log = check_max_log(max_log)
+        if wait_replicas < 0 or wait_ms < 0:
+            raise ValueError("wait_replicas and wait_ms must not be negative")
+        self.wait_replicas = wait_replicas
+        self.wait_ms = wait_ms
         # Bytes in and out: states and events are opaque, and hiredis skips decoding work.
-        self._client: aioredis.Redis = client or aioredis.Redis.from_url(
-            url, decode_responses=False
-        )
-        self._deadlines_key = f"{prefix}:deadlines"
-        self._heartbeat_key = f"{prefix}:heartbeat"
+        self._client: Client = client or connect(url)
+        self.keys = RoomKeys(prefix)
+        self._heartbeat_key = self.keys.heartbeat
         # AsyncScript sends EVALSHA and, on NOSCRIPT (restart, failover, SCRIPT FLUSH),
         # loads the script and sends it again.
         self._commit_script = self._script("commit.lua")
@@ -123,25 +110,31 @@ class RedisRoomStore(RoomStore):
         self._acquire_script = self._script("acquire_lease.lua")
         self._release_script = self._script("release_lease.lua")
         self._reap_script = self._script("reap_nodes.lua")
-        self._nodes = f"{prefix}:{{nodes}}:"  # one hash tag: the reap script's keys share a slot
+        self._nodes = self.keys.nodes
+        self._deadlines = ShardedDeadlines(self._client, self.keys, self._claim_script)
         self._subscribers: set[RedisSubscriber] = set()
 
     def _script(self, name: str) -> AsyncScript:
-        return self._client.register_script(_load_script(name))
+        return self._client.register_script(load_script(name))
+
+    @property
+    def cluster(self) -> bool:
+        """True on a Redis Cluster."""
+        return isinstance(self._client, RedisCluster)
 
     # Key names -------------------------------------------------------------------------------
 
     def _room_key(self, room_id: str, part: str) -> str:
-        return f"{self.prefix}:{{room:{room_id}}}:{part}"
+        return self.keys.room(room_id, part)
 
     def channel(self, room_id: str) -> str:
-        """The pub/sub channel the room's commits are published on."""
-        return self._room_key(room_id, "events")
+        """The sharded pub/sub channel the room's commits are published on."""
+        return self.keys.channel(room_id)
 
     # Clock and rooms -------------------------------------------------------------------------
 
     async def now(self) -> float:
-        with _errors():
+        with store_errors():
             seconds, micros = await self._client.time()
         return seconds + micros / 1_000_000
 
@@ -155,7 +148,7 @@ class RedisRoomStore(RoomStore):
         return await self._commit(room_id, 0, state, events, deadline, os.urandom(8))
 
     async def load_room(self, room_id: str) -> Snapshot | None:
-        with _errors():
+        with store_errors():
             version, state = await self._client.hmget(self._room_key(room_id, "state"), "v", "s")
         if version is None:
             return None
@@ -218,38 +211,70 @@ class RedisRoomStore(RoomStore):
         keys = [
             self._room_key(room_id, "state"),
             self._room_key(room_id, "log"),
-            self._deadlines_key,
+            self.keys.deadlines(shard_of(room_id)),
             self._archive_key(room_id, archive.name if archive is not None else "-"),
         ]
         try:
-            with _errors():
-                applied = await self._commit_script(keys=keys, args=args)
+            with store_errors():
+                if self.wait_replicas:
+                    applied = await self._commit_and_wait(keys, args)
+                else:
+                    applied = await self._commit_script(keys=keys, args=args)
         except StoreError as exc:
             if isinstance(exc.__cause__, ResponseError) and "event seq" in str(exc):
                 raise ValueError(str(exc)) from exc
             raise
+        if applied:
+            self._deadlines.noted(shard_of(room_id), deadline)
         return bool(applied)
 
+    async def _commit_and_wait(self, keys: list[str], args: list[bytes | str | int]) -> object:
+        """The commit script and ``WAIT`` in one pipeline: WAIT counts the writes of its own
+        connection, so it must follow the script on the very same one (on a cluster: the
+        slot's primary)."""
+        for _attempt in range(2):
+            async with self._client.pipeline(transaction=False) as pipe:
+                # execute_command: redis-py blocks pipe.evalsha on a cluster, not the command.
+                pipe.execute_command("EVALSHA", self._commit_script.sha, len(keys), *keys, *args)
+                if isinstance(self._client, RedisCluster):
+                    node = self._client.get_node_from_key(keys[0])
+                    pipe.execute_command(
+                        "WAIT", self.wait_replicas, self.wait_ms, target_nodes=node
+                    )
+                else:
+                    pipe.execute_command("WAIT", self.wait_replicas, self.wait_ms)
+                applied, acked = await pipe.execute(raise_on_error=False)
+            if isinstance(applied, NoScriptError):
+                # A restarted or promoted server has an empty script cache.
+                await self._client.script_load(self._commit_script.script)
+                continue
+            if isinstance(applied, Exception):
+                raise applied
+            if isinstance(acked, int) and acked < self.wait_replicas:
+                metrics.UNREPLICATED_COMMITS.inc()
+            return applied
+        raise StoreError("the commit script could not be loaded")
+
     async def archived(self, room_id: str, archive: str) -> dict[str, bytes]:
-        with _errors():
+        with store_errors():
             raw = await self._client.hgetall(self._archive_key(room_id, archive))
         return {k.decode(): v for k, v in raw.items()}
 
     async def archived_record(self, room_id: str, archive: str, name: str) -> bytes | None:
-        with _errors():
+        with store_errors():
             return await self._client.hget(self._archive_key(room_id, archive), name)
 
     async def delete_room(self, room_id: str) -> bool:
-        with _errors():
+        with store_errors():
             async with self._client.pipeline(transaction=True) as pipe:
                 pipe.delete(self._room_key(room_id, "state"), self._room_key(room_id, "log"))
-                pipe.zrem(self._deadlines_key, room_id)
+                pipe.zrem(self.keys.deadlines(shard_of(room_id)), room_id)
                 deleted, _ = await pipe.execute()
         return bool(deleted)
 
     async def events_since(self, room_id: str, after_seq: int) -> list[StoredEvent] | None:
         after_seq = max(after_seq, 0)
-        with _errors():
+        with store_errors():
             entries = await self._client.xrange(
                 self._room_key(room_id, "log"), min=f"{after_seq + 1}-0", max="+"
             )
@@ -266,7 +291,7 @@ class RedisRoomStore(RoomStore):
         ]
 
     async def _last_seq(self, room_id: str) -> int:
-        with _errors():
+        with store_errors():
             last = await self._client.hget(self._room_key(room_id, "state"), "q")
         return int(last) if last is not None else 0
 
@@ -280,38 +305,30 @@ class RedisRoomStore(RoomStore):
     # Deadlines -------------------------------------------------------------------------------
 
     async def claim_due(self, now: float, limit: int, lease: float) -> list[str]:
-        if limit <= 0:
-            return []
-        with _errors():
-            rooms = await self._claim_script(
-                keys=[self._deadlines_key], args=[repr(float(now)), limit, repr(now + lease)]
-            )
-        return [room.decode() for room in rooms]
+        # Sweeps are paced by this process's clock: ``now`` may be a test's made-up time.
+        return await self._deadlines.claim(now, limit, lease, time.monotonic())
 
     async def next_deadline(self, room_id: str) -> float | None:
-        with _errors():
-            return await self._client.zscore(self._deadlines_key, room_id)
+        with store_errors():
+            return await self._client.zscore(self.keys.deadlines(shard_of(room_id)), room_id)
 
     async def heartbeat(self, now: float) -> float | None:
-        with _errors():
+        with store_errors():
             previous = await self._heartbeat_script(
                 keys=[self._heartbeat_key], args=[repr(float(now)), os.urandom(8)]
             )
         return None if previous is None else float(previous)
 
     async def shift_deadlines(self, delta: float) -> int:
-        with _errors():
-            return int(
-                await self._shift_script(keys=[self._deadlines_key], args=[repr(float(delta))])
-            )
+        return await self._deadlines.shift(float(delta), self._shift_script)
 
     async def record_outage(self, ended: float, delta: float) -> None:
-        with _errors():
-            await self._client.set(f"{self.prefix}:outage", f"{ended!r} {delta!r}")
+        with store_errors():
+            await self._client.set(self.keys.outage, f"{ended!r} {delta!r}")
 
     async def last_outage(self) -> tuple[float, float] | None:
-        with _errors():
-            raw = await self._client.get(f"{self.prefix}:outage")
+        with store_errors():
+            raw = await self._client.get(self.keys.outage)
         if raw is None:
             return None
         ended, delta = (raw.decode() if isinstance(raw, bytes) else raw).split()
@@ -321,42 +338,42 @@ class RedisRoomStore(RoomStore):
 
     async def acquire_lease(self, name: str, holder: str, ttl: float) -> bool:
         ttl_ms = max(1, math.ceil(ttl * 1000))
-        with _errors():
+        with store_errors():
             return bool(
                 await self._acquire_script(
-                    keys=[f"{self.prefix}:lease:{name}"], args=[holder, ttl_ms]
+                    keys=[self.keys.lease(name)], args=[holder, ttl_ms]
                 )
             )
 
     async def release_lease(self, name: str, holder: str) -> bool:
-        with _errors():
+        with store_errors():
             return bool(
-                await self._release_script(keys=[f"{self.prefix}:lease:{name}"], args=[holder])
+                await self._release_script(keys=[self.keys.lease(name)], args=[holder])
             )
 
     # Node presence ---------------------------------------------------------------------------
 
     async def node_alive(self, node: str, ttl: float) -> bool:
         ttl_ms = max(1, math.ceil(ttl * 1000))
-        with _errors():
+        with store_errors():
             previous = await self._client.set(
                 f"{self._nodes}alive:{node}", b"1", px=ttl_ms, get=True
             )
         return previous is not None
 
     async def track_room(self, node: str, room_id: str) -> None:
-        with _errors():
+        with store_errors():
             pipe = self._client.pipeline(transaction=True)
             pipe.sadd(f"{self._nodes}rooms:{node}", room_id)
             pipe.sadd(f"{self._nodes}tracked", node)
             await pipe.execute()
 
     async def untrack_room(self, node: str, room_id: str) -> None:
-        with _errors():
+        with store_errors():
             await self._client.srem(f"{self._nodes}rooms:{node}", room_id)
 
     async def reap_nodes(self) -> list[tuple[str, list[str]]]:
-        with _errors():
+        with store_errors():
             flat = await self._reap_script(keys=[f"{self._nodes}tracked"], args=[self._nodes])
         out: list[tuple[str, list[str]]] = []
         i = 0
@@ -378,226 +395,3 @@ class RedisRoomStore(RoomStore):
         for subscriber in list(self._subscribers):
             await subscriber.close()
         await self._client.aclose()
-
-
-class RedisSubscriber(Subscriber):
-    """One pub/sub connection carrying every room a node watches.
-
-    A reader task turns messages into ``(room_id, event)`` items on a queue. If the connection
-    drops, redis-py reconnects and re-subscribes; each re-subscription confirmation makes this
-    class fetch what was committed meanwhile from the room's log (``events_since`` from the
-    last seq it delivered), holding back live messages of that room until the backfill is out,
-    so the stream of events per room stays gap-free and in order. Only if the log was trimmed
-    past the gap (thousands of events of one room during the outage) are events lost, and that
-    is logged.
-    """
-
-    PING_AFTER = 5.0
-    """Seconds of silence after which the reader pings; twice that without a reply and it
-    drops the connection, since a half-open TCP connection would otherwise block forever."""
-
-    def __init__(self, store: RedisRoomStore) -> None:
-        self._store = store
-        self._pubsub = store._client.pubsub()
-        self._rooms: dict[bytes, str] = {}  # channel -> room id, for rooms added
-        self._watched: set[str] = set()  # room ids added and not removed
-        self._pending: dict[bytes, asyncio.Future[None]] = {}  # SUBSCRIBEs not yet confirmed
-        self._last: dict[str, int] = {}  # newest seq delivered per room (dedupe, backfill)
-        self._baseline: dict[str, int] = {}  # room's newest seq when add() confirmed
-        self._held: dict[str, list[StoredEvent]] = {}  # live events held during a backfill
-        self._backfills: dict[str, asyncio.Task[None]] = {}
-        self._refill: set[str] = set()
-        self._queue: asyncio.Queue[tuple[str, StoredEvent] | None] = asyncio.Queue()
-        self._reader: asyncio.Task[None] | None = None
-        self._closed = False
-
-    # Public API --------------------------------------------------------------------------------
-
-    async def add(self, room_id: str) -> None:
-        if self._closed:
-            raise RuntimeError("subscriber is closed")
-        channel = self._store.channel(room_id).encode()
-        pending = self._pending.get(channel)
-        if pending is not None:  # another task is adding the same room: wait with it
-            await asyncio.wait_for(asyncio.shield(pending), _SUBSCRIBE_TIMEOUT)
-            return
-        if channel in self._rooms:
-            return
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._pending[channel] = future
-        self._rooms[channel] = room_id
-        self._watched.add(room_id)
-        try:
-            with _errors():
-                await self._pubsub.subscribe(channel)
-            if self._reader is None:
-                self._reader = asyncio.create_task(self._read_loop(), name="room-subscriber")
-            await asyncio.wait_for(asyncio.shield(future), _SUBSCRIBE_TIMEOUT)
-            # Where a backfill after a reconnect starts if nothing was delivered yet.
-            self._baseline[room_id] = await self._store._last_seq(room_id)
-        except BaseException:
-            if self._pending.get(channel) is future:
-                del self._pending[channel]
-            if not future.done():
-                future.cancel()
-            self._rooms.pop(channel, None)
-            self._watched.discard(room_id)
-            raise
-
-    async def remove(self, room_id: str) -> None:
-        channel = self._store.channel(room_id).encode()
-        if self._rooms.pop(channel, None) is None:
-            return
-        self._watched.discard(room_id)
-        self._forget(room_id)
-        future = self._pending.pop(channel, None)
-        if future is not None and not future.done():
-            future.cancel()
-        with _errors():
-            await self._pubsub.unsubscribe(channel)
-
-    async def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        self._store._subscribers.discard(self)
-        tasks = [t for t in (self._reader, *self._backfills.values()) if t is not None]
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        for future in self._pending.values():
-            future.cancel()
-        self._rooms.clear()
-        with contextlib.suppress(RedisError, OSError):
-            await self._pubsub.aclose()
-        self._queue.put_nowait(None)
-
-    async def __anext__(self) -> tuple[str, StoredEvent]:
-        while True:
-            item = await self._queue.get()
-            if item is None:
-                self._queue.put_nowait(None)  # later calls end too
-                raise StopAsyncIteration
-            if item[0] in self._watched:  # drop what was queued before remove()
-                return item
-
-    # Internals ---------------------------------------------------------------------------------
-
-    def _forget(self, room_id: str) -> None:
-        self._last.pop(room_id, None)
-        self._baseline.pop(room_id, None)
-        self._held.pop(room_id, None)
-        self._refill.discard(room_id)
-        task = self._backfills.pop(room_id, None)
-        if task is not None:
-            task.cancel()
-
-    def _deliver(self, room_id: str, event: StoredEvent) -> None:
-        last = self._last.get(room_id)
-        if last is not None and event.seq <= last:
-            return  # already delivered, by the backfill or live
-        self._last[room_id] = event.seq
-        self._queue.put_nowait((room_id, event))
-
-    async def _read_loop(self) -> None:
-        backoff = 0.05
-        outage = OutageLog(log, "room subscriber connection")
-        silent_since = time.monotonic()
-        pinged = False
-        while not self._closed:
-            try:
-                message = await self._pubsub.get_message(timeout=1.0)
-                if message is None:
-                    silence = time.monotonic() - silent_since
-                    if silence > 2 * self.PING_AFTER and pinged:
-                        log.warning("room subscriber: no reply for %.0fs, reconnecting", silence)
-                        if self._pubsub.connection is not None:
-                            await self._pubsub.connection.disconnect()
-                        silent_since, pinged = time.monotonic(), False
-                    elif silence > self.PING_AFTER and not pinged:
-                        await self._pubsub.ping()
-                        pinged = True
-                    continue
-            except asyncio.CancelledError:
-                raise
-            except (RedisError, OSError):
-                # redis-py gave up reconnecting for now; the next get_message reconnects and
-                # re-subscribes, and each confirmation triggers a backfill.
-                outage.failed()
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 2.0)
-                continue
-            backoff = 0.05
-            outage.succeeded()
-            silent_since, pinged = time.monotonic(), False
-            try:
-                self._handle(message)
-            except Exception:  # a bad message must not stop delivery for every room
-                log.exception("room subscriber: cannot handle %r", message)
-
-    def _handle(self, message: dict[str, Any]) -> None:
-        kind = message["type"]
-        channel = message["channel"]
-        if kind == "message":
-            room_id = self._rooms.get(channel)
-            if room_id is None or channel in self._pending:
-                return  # removed, or published before add() returned
-            for event in _decode_events(message["data"]):
-                held = self._held.get(room_id)
-                if held is not None:
-                    held.append(event)
-                else:
-                    self._deliver(room_id, event)
-        elif kind == "subscribe":
-            future = self._pending.pop(channel, None)
-            if future is not None:
-                if not future.done():
-                    future.set_result(None)
-            elif channel in self._rooms:
-                # A re-subscription after a reconnect: fetch what was committed meanwhile.
-                self._start_backfill(self._rooms[channel])
-
-    def _start_backfill(self, room_id: str) -> None:
-        if room_id in self._backfills:
-            self._refill.add(room_id)  # run once more after the current one
-            return
-        self._held.setdefault(room_id, [])
-        self._backfills[room_id] = asyncio.create_task(
-            self._backfill(room_id), name=f"room-backfill-{room_id}"
-        )
-
-    async def _backfill(self, room_id: str) -> None:
-        backoff = 0.05
-        try:
-            while True:
-                self._refill.discard(room_id)
-                since = self._last.get(room_id, self._baseline.get(room_id, 0))
-                try:
-                    events = await self._store.events_since(room_id, since)
-                except StoreError as exc:
-                    # Keep holding live events: delivering them now would skip the gap for good.
-                    log.warning("room subscriber: backfill of %s failed: %s", room_id, exc)
-                    await asyncio.sleep(backoff)
-                    backoff = min(backoff * 2, 2.0)
-                    self._refill.add(room_id)
-                    continue
-                if events is None:
-                    log.warning(
-                        "room subscriber: events of %s after seq %d cannot be backfilled "
-                        "(log trimmed or room gone)",
-                        room_id,
-                        since,
-                    )
-                    events = []
-                for event in events:
-                    self._deliver(room_id, event)
-                if room_id not in self._refill:
-                    break
-        finally:
-            # A remove() (and maybe a new add()) may have replaced this task meanwhile.
-            if self._backfills.get(room_id) is asyncio.current_task():
-                del self._backfills[room_id]
-                for event in self._held.pop(room_id, []):
-                    self._deliver(room_id, event)

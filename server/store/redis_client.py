@@ -1,0 +1,134 @@
+"""Connecting to Redis: one server, or a Redis Cluster; and the stores' shared error mapping.
+
+A URL chooses the client:
+
+- ``redis://``, ``rediss://``, ``unix://``: one Redis server (``redis.asyncio.Redis``).
+- ``redis+cluster://host:port`` (or ``rediss+cluster://``): a Redis Cluster, reached through any
+  of its nodes (``redis.asyncio.cluster.RedisCluster``, which learns the slot map, follows MOVED
+  replies and finds the new primary after a failover). Several seed nodes may be given,
+  comma-separated: ``redis+cluster://a:6379,b:6379``.
+
+``REDIS_CLUSTER_URL`` in the environment is the same as ``REDIS_URL`` with the cluster scheme
+(see ``server.config``). Both stores issue the same commands on either client: their multi-key
+scripts and transactions touch one hash slot each (see the key layouts of ``redis_store`` and
+``league_redis``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Iterator
+from importlib import resources
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialWithJitterBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from server import metrics
+from server.store.base import StoreError, StoreUnavailable
+
+SINGLE_SCHEMES = ("redis://", "rediss://", "unix://")
+CLUSTER_SCHEMES = ("redis+cluster://", "rediss+cluster://")
+REDIS_SCHEMES = SINGLE_SCHEMES + CLUSTER_SCHEMES
+
+Client = aioredis.Redis | RedisCluster
+
+
+def is_cluster_url(url: str) -> bool:
+    return url.startswith(CLUSTER_SCHEMES)
+
+
+def cluster_url(url: str) -> str:
+    """``url`` with the cluster scheme (for ``REDIS_CLUSTER_URL=redis://…``)."""
+    if is_cluster_url(url):
+        return url
+    for scheme in ("redis://", "rediss://"):
+        if url.startswith(scheme):
+            return scheme.replace("://", "+cluster://") + url[len(scheme) :]
+    raise ValueError(f"a Redis Cluster URL must start with redis:// or rediss://, got {url!r}")
+
+
+class _Cluster(RedisCluster):
+    """RedisCluster that learns the slot map before its first command.
+
+    redis-py 8.1 resolves a command's routing policy before it initializes, on the seed
+    node's connections; many first commands at once (a node starting under load) then race
+    the initialization, which closes those connections mid-handshake (seen as
+    ``'NoneType' object has no attribute 'writelines'``). Initializing first avoids it.
+    """
+
+    _first_map_read = False
+
+    async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        # Only the first time: a re-initialization after a failed node is redis-py's own,
+        # which also replaces a dead default node (initializing here would ask the dead one).
+        if not self._first_map_read:
+            await self._first_initialize()
+        return await super().execute_command(*args, **kwargs)
+
+    async def _first_initialize(self) -> None:
+        # A client born during a failover may be told the dead primary still owns its slots
+        # (and pick it as the node it asks for COMMAND): retry as long as a command would.
+        for attempt in range(8):
+            try:
+                await self.initialize()
+                break
+            except (RedisConnectionError, RedisTimeoutError, OSError):
+                if attempt == 7:
+                    raise
+                await asyncio.sleep(min(0.05 * 2**attempt, 1.0))
+        self._first_map_read = True
+
+
+def connect(url: str) -> Client:
+    """A lazily connecting client for ``url``; bytes in and out (states and events are opaque)."""
+    if not is_cluster_url(url):
+        return aioredis.Redis.from_url(url, decode_responses=False)
+    scheme, rest = url.split("://", 1)
+    plain = scheme.replace("+cluster", "")
+    hosts, _, tail = rest.partition("/")
+    credentials, _, hosts = hosts.rpartition("@")
+    auth = f"{credentials}@" if credentials else ""
+    seeds = [h for h in hosts.split(",") if h]
+    if not seeds:
+        raise ValueError(f"no cluster node in {url!r}")
+    first = f"{plain}://{auth}{seeds[0]}/{tail}" if tail else f"{plain}://{auth}{seeds[0]}"
+    startup = []
+    for seed in seeds[1:]:
+        host, _, port = seed.rpartition(":")
+        startup.append(ClusterNode(host, int(port)))
+    return _Cluster.from_url(
+        first,
+        decode_responses=False,
+        startup_nodes=startup or None,
+        # A failover takes about cluster-node-timeout plus an election: keep retrying about
+        # that long (exponential backoff, 8 attempts, ~5 s) rather than failing the caller
+        # after the first refused connection.
+        retry=Retry(ExponentialWithJitterBackoff(base=0.05, cap=1.0), retries=8),
+    )
+
+
+def load_script(name: str) -> str:
+    return resources.files("server.store").joinpath(name).read_text(encoding="utf-8")
+
+
+@contextlib.contextmanager
+def store_errors() -> Iterator[None]:
+    """Map redis-py errors to the store's own, so callers never import redis.
+
+    Each use is one call to Redis (a command, a script or a pipeline: one round trip, but for
+    ``events_since``, which may take two), counted for the cost-per-card figures.
+    """
+    metrics.STORE_CALLS.inc()
+    try:
+        yield
+    except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+        raise StoreUnavailable(str(exc)) from exc
+    except RedisError as exc:
+        raise StoreError(str(exc)) from exc

@@ -1,0 +1,170 @@
+"""Claiming due rooms from the sharded deadline sets without asking every shard every pass.
+
+Each of the ``SHARDS`` deadline sets lives in its own slot (see ``redis_keys``). A scheduler
+pass every 50 ms that asked all 64 would cost 1,280 script calls a second per node, nearly all
+for nothing. Instead each store keeps a **hint per shard**: the earliest deadline it knows of.
+
+- Its own commits lower the hint of their room's shard at once (``noted``), so a node that
+  serves a room (routing makes that the common case) ticks it with no delay.
+- Each claim returns the shard's earliest remaining deadline, which becomes the new hint.
+- Every ``sweep_every`` seconds one pipelined read (``ZRANGE 0 0 WITHSCORES`` per shard; on a
+  cluster one request per primary, in parallel) refreshes every hint, so deadlines set by
+  other nodes (a room whose node died) are found at most that much later.
+
+A pass claims only the shards whose hint is due. When several are, it first peeks at each
+(one pipelined read) and claims the earliest ``limit`` rooms overall, so ``claim_due`` still
+takes the earliest first across shards, as the store contract says.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from redis.asyncio.cluster import RedisCluster
+
+from server.store.redis_client import Client, store_errors
+from server.store.redis_keys import SHARDS, RoomKeys
+
+SWEEP_EVERY = 0.25
+"""Seconds between two full reads of every shard's earliest deadline."""
+
+def _score(raw: Any) -> float:
+    return math.inf if raw is None or raw is False else float(raw)
+
+
+class ShardedDeadlines:
+    def __init__(
+        self,
+        client: Client,
+        keys: RoomKeys,
+        claim_script: Any,
+        *,
+        sweep_every: float = SWEEP_EVERY,
+    ) -> None:
+        self._client = client
+        self._keys = keys
+        self._claim = claim_script  # an AsyncScript (claim_due.lua)
+        self.sweep_every = sweep_every
+        self._hints = [math.inf] * SHARDS
+        self._swept_at = -math.inf
+
+    def noted(self, shard: int, deadline: float | None) -> None:
+        """A commit through this store set ``deadline`` in ``shard``."""
+        if deadline is not None and deadline < self._hints[shard]:
+            self._hints[shard] = deadline
+
+    def forget_hints(self) -> None:
+        """Deadlines moved behind our back (an outage shift): read every shard next time."""
+        self._swept_at = -math.inf
+
+    async def _read_shards(
+        self, shards: Sequence[int], read: Callable[[Any, str], Any]
+    ) -> list[Any]:
+        """``read(client, key)`` on each shard's deadline set, in as few round trips as the
+        client allows; None for a shard that did not answer.
+
+        One Redis: one pipeline. A cluster: concurrent commands, each to its shard's primary,
+        not redis-py's cluster pipeline, which on a connection error closes every connection
+        of the client (cutting off the commits in flight to the live primaries too); and a
+        shard whose primary is failing over leaves the others readable.
+        """
+        keys = [self._keys.deadlines(shard) for shard in shards]
+        if not isinstance(self._client, RedisCluster):
+            with store_errors():
+                async with self._client.pipeline(transaction=False) as pipe:
+                    for key in keys:
+                        read(pipe, key)
+                    return list(await pipe.execute())
+        with store_errors():
+            answers = await asyncio.gather(
+                *(read(self._client, key) for key in keys), return_exceptions=True
+            )
+        if all(isinstance(a, BaseException) for a in answers):
+            with store_errors():
+                raise answers[0]  # nothing answered: the store is down, say so
+        return [None if isinstance(a, BaseException) else a for a in answers]
+
+    async def _sweep(self, now: float) -> None:
+        firsts = await self._read_shards(
+            range(SHARDS), lambda c, key: c.zrange(key, 0, 0, withscores=True)
+        )
+        for shard, first in enumerate(firsts):
+            if first is not None:  # a shard that did not answer keeps its hint
+                self._hints[shard] = _score(first[0][1]) if first else math.inf
+        self._swept_at = now
+
+    async def _peek(
+        self, shards: Sequence[int], now: float, limit: int
+    ) -> list[tuple[float, int, bytes]]:
+        found = await self._read_shards(
+            shards,
+            lambda c, key: c.zrangebyscore(key, "-inf", now, 0, limit, withscores=True),
+        )
+        return sorted(
+            (float(score), shard, room)
+            for shard, rows in zip(shards, found, strict=True)
+            for room, score in rows or []
+        )
+
+    async def _claim_shard(
+        self, shard: int, up_to: float, count: int, lease_end: float
+    ) -> list[bytes]:
+        with store_errors():
+            rooms, first = await self._claim(
+                keys=[self._keys.deadlines(shard)],
+                args=[repr(float(up_to)), count, repr(float(lease_end))],
+            )
+        self._hints[shard] = _score(first)
+        return list(rooms)
+
+    async def claim(self, now: float, limit: int, lease: float, clock: float) -> list[str]:
+        """Up to ``limit`` rooms due at ``now``, earliest first; ``clock`` paces the sweeps."""
+        if limit <= 0:
+            return []
+        if clock - self._swept_at >= self.sweep_every:
+            await self._sweep(clock)
+        due = [shard for shard in range(SHARDS) if self._hints[shard] <= now]
+        if not due:
+            return []
+        if len(due) == 1:
+            return [r.decode() for r in await self._claim_shard(due[0], now, limit, now + lease)]
+        earliest = (await self._peek(due, now, limit))[:limit]
+        plan: dict[int, tuple[float, int]] = {}
+        order: dict[bytes, float] = {}
+        for score, shard, room in earliest:  # sorted: a shard's last row is its cutoff
+            plan[shard] = (score, plan.get(shard, (score, 0))[1] + 1)
+            order[room] = score
+        for shard in due:
+            if not any(True for _, s, _r in earliest if s == shard) and len(earliest) < limit:
+                # Nothing due after all (another node claimed it): the next sweep says when.
+                self._hints[shard] = math.inf
+        if not plan:
+            return []
+        claims = await asyncio.gather(
+            *(
+                self._claim_shard(shard, cutoff, count, now + lease)
+                for shard, (cutoff, count) in plan.items()
+            ),
+            return_exceptions=True,
+        )
+        answered = [rooms for rooms in claims if not isinstance(rooms, BaseException)]
+        if not answered:
+            raise claims[0]  # type: ignore[misc]  # every shard failed: the store is down
+        # A shard failing over does not stop the others' clocks.
+        claimed = [room for rooms in answered for room in rooms]
+        claimed.sort(key=lambda room: order.get(room, now))
+        return [room.decode() for room in claimed]
+
+    async def shift(self, delta: float, shift_script: Any) -> int:
+        """Add ``delta`` to every deadline, shard by shard (each shard atomically)."""
+        moved = 0
+        for shard in range(SHARDS):
+            with store_errors():
+                moved += int(
+                    await shift_script(keys=[self._keys.deadlines(shard)], args=[repr(delta)])
+                )
+        self.forget_hints()
+        return moved

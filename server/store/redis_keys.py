@@ -1,0 +1,45 @@
+"""Where the Redis room store keeps things: key names and the deadline shards.
+
+Rooms are spread over ``SHARDS`` fixed shards, each under its own hash tag ``{sN}``; a room's
+shard is a stable hash of its id (CRC-32, the same on every node and every Python). All keys of
+a room *and* its shard's deadline set carry the shard's tag, so the commit script, which writes
+the room's state, log, archive, deadline and publishes its events, touches one hash slot, as a
+Redis Cluster requires. 64 shards spread over up to 64 cluster primaries; a cluster with more
+primaries than that would leave some without rooms.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+SHARDS = 64
+
+
+def shard_of(room_id: str) -> int:
+    return zlib.crc32(room_id.encode()) % SHARDS
+
+
+class RoomKeys:
+    """Key names under one prefix (``hearts`` by default)."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.nodes = f"{prefix}:{{nodes}}:"  # node presence keys: the reap script's one slot
+        self.heartbeat = f"{prefix}:heartbeat"  # single-key operations only
+        self.outage = f"{prefix}:outage"
+
+    def tag(self, shard: int) -> str:
+        return f"{self.prefix}:{{s{shard}}}"
+
+    def deadlines(self, shard: int) -> str:
+        return f"{self.tag(shard)}:deadlines"
+
+    def room(self, room_id: str, part: str) -> str:
+        return f"{self.tag(shard_of(room_id))}:room:{room_id}:{part}"
+
+    def channel(self, room_id: str) -> str:
+        """The sharded pub/sub channel of the room's commits (in its slot)."""
+        return self.room(room_id, "events")
+
+    def lease(self, name: str) -> str:
+        return f"{self.prefix}:lease:{name}"

@@ -1,0 +1,106 @@
+"""The room store through a failover of a real cluster's primary: the replica takes over,
+commits go on, fan-out follows the slot to its new owner, and WAIT bounds what can be lost."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from server.store import StoredEvent
+from server.store.redis_keys import RoomKeys, shard_of
+from server.store.redis_store import RedisRoomStore
+from tests.redis_cluster import LocalCluster
+
+pytestmark = pytest.mark.e2e
+
+PREFIX = "hearts-failover"
+
+
+async def commit_until_it_works(store: RedisRoomStore, room: str, timeout: float = 30) -> int:
+    """Commit one more event, retrying through the failover; the version it reached."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            snap = await store.load_room(room)
+            assert snap is not None
+            seq = snap.version  # one event per version in this test
+            if await store.commit(room, snap.version, b"s", [StoredEvent(seq, b"e")], None):
+                return snap.version + 1
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.1)
+
+
+async def test_fan_out_and_commits_follow_a_failover(own_cluster: LocalCluster) -> None:
+    writer = RedisRoomStore(own_cluster.url, prefix=PREFIX, wait_replicas=1, wait_ms=500)
+    reader = RedisRoomStore(own_cluster.url, prefix=PREFIX)
+    sub = reader.subscriber()
+    room = "failover-room"
+    try:
+        assert await writer.create_room(room, b"s", [], None)
+        await sub.add(room)
+        for version in range(1, 4):
+            assert await writer.commit(room, version, b"s", [StoredEvent(version, b"e")], None)
+        got = [await asyncio.wait_for(anext(sub), 5) for _ in range(3)]
+        assert [e.seq for _, e in got] == [1, 2, 3]
+
+        primary = own_cluster.owner_of_key(RoomKeys(PREFIX).tag(shard_of(room)))
+        own_cluster.kill(primary)
+        version = await commit_until_it_works(writer, room)
+        assert own_cluster.owner_of_key(RoomKeys(PREFIX).tag(shard_of(room))) != primary
+        # WAIT made every acknowledged commit reach the replica that took over: none lost.
+        assert version == 5
+        # The subscriber moved the room to the new primary and backfilled the gap.
+        room_id, event = await asyncio.wait_for(anext(sub), 20)
+        assert (room_id, event.seq) == (room, 4)
+        assert await writer.commit(room, 5, b"s", [StoredEvent(5, b"e")], None)
+        room_id, event = await asyncio.wait_for(anext(sub), 5)
+        assert (room_id, event.seq) == (room, 5)
+    finally:
+        await sub.close()
+        await reader.close()
+        await writer.close()
+
+
+async def test_wait_on_one_redis_without_replicas_still_commits(clean_redis: str) -> None:
+    """WAIT's timeout bounds the cost: with no replica the commit is acknowledged after it."""
+    store = RedisRoomStore(clean_redis, prefix=PREFIX, wait_replicas=1, wait_ms=20)
+    try:
+        assert await store.create_room("r1", b"s", [], None)
+        started = time.monotonic()
+        assert await store.commit("r1", 1, b"s2", [StoredEvent(1, b"e")], 5.0)
+        assert time.monotonic() - started >= 0.015
+        assert (await store.load_room("r1")).state == b"s2"  # type: ignore[union-attr]
+        assert not await store.commit("r1", 1, b"s3", [], None)  # still compare-and-set
+    finally:
+        await store.close()
+
+
+async def test_claims_go_on_through_a_failover_and_no_room_is_claimed_twice(
+    own_cluster: LocalCluster,
+) -> None:
+    """A claim waits for the failing shard (the client retries until its replica answers):
+    then every due room is claimed, once."""
+    store = RedisRoomStore(own_cluster.url, prefix=PREFIX)
+    peer = RedisRoomStore(own_cluster.url, prefix=PREFIX)
+    keys = RoomKeys(PREFIX)
+    try:
+        rooms = [f"clock-{i}" for i in range(48)]  # over every primary
+        now = await store.now()
+        for room in rooms:
+            assert await store.create_room(room, b"s", [], now - 1)
+        victim = own_cluster.owner_of_key(keys.tag(shard_of(rooms[0])))
+        own_cluster.kill(victim)
+        started = time.monotonic()
+        claims = await asyncio.gather(
+            store.claim_due(now, 100, 30.0), peer.claim_due(now, 100, 30.0)
+        )
+        print(f"claims answered {time.monotonic() - started:.1f}s after the kill")
+        together = claims[0] + claims[1]
+        assert sorted(together) == sorted(rooms) and len(set(together)) == len(together)
+    finally:
+        await peer.close()
+        await store.close()
