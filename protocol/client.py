@@ -495,7 +495,7 @@ class HeartsClient:
     def _answer(self, message: dict[str, Any]) -> None:
         cid = message.get("re")
         sent = self._pending.get(cid) if type(cid) is int else None
-        if sent is None or sent.future.done():
+        if sent is None or sent.future.done() or type(cid) is not int:
             if message["type"] == "error":  # an error for a frame sent raw, or none at all
                 self.events.put_nowait({"event": "error", **message})
             return

@@ -17,7 +17,6 @@ import json
 import math
 import os
 
-import redis.asyncio as aioredis
 from redis.commands.core import AsyncScript
 
 from server.store.accounts import (
@@ -28,7 +27,13 @@ from server.store.accounts import (
     check_account,
     check_finite,
 )
-from server.store.redis_store import _errors, _load_script
+from server.store.redis_client import (
+    Client,
+    as_text,
+    load_script,
+    store_errors,
+    stream_entries,
+)
 
 KEY_MARGIN = 3600
 """Seconds past a session's expiry that Redis keeps its keys (housekeeping only)."""
@@ -37,7 +42,7 @@ KEY_MARGIN = 3600
 class RedisAccounts(AccountStore):
     """Needs the league's ``_client``, ``_base``, ``_ladder_key``; ``_init_accounts`` sets up."""
 
-    _client: aioredis.Redis
+    _client: Client
     _base: str
     _ladder_key: str
 
@@ -56,11 +61,11 @@ class RedisAccounts(AccountStore):
         self._hit_script = self._register("throttle_hit.lua")
 
     def _register(self, name: str) -> AsyncScript:
-        return self._client.register_script(_load_script(name))
+        return self._client.register_script(load_script(name))
 
     async def create_account(self, account: Account) -> bool:
         check_account(account)
-        with _errors():
+        with store_errors():
             created = await self._create_account_script(
                 keys=[
                     self._accounts_key,
@@ -73,7 +78,7 @@ class RedisAccounts(AccountStore):
         return bool(created)
 
     async def account_by_name(self, name_key: str) -> Account | None:
-        with _errors():
+        with store_errors():
             pid = await self._client.hget(self._account_names_key, name_key)
             if pid is None:
                 return None
@@ -81,7 +86,7 @@ class RedisAccounts(AccountStore):
         return None if encoded is None else Account.from_value(json.loads(encoded))
 
     async def account(self, player_id: str) -> Account | None:
-        with _errors():
+        with store_errors():
             encoded = await self._client.hget(self._accounts_key, player_id)
         return None if encoded is None else Account.from_value(json.loads(encoded))
 
@@ -92,7 +97,7 @@ class RedisAccounts(AccountStore):
         if old is None:
             return -1
         new = Account(old.player_id, old.name, old.name_key, password_hash, old.created_at)
-        with _errors():
+        with store_errors():
             return int(
                 await self._password_script(
                     keys=[
@@ -116,7 +121,7 @@ class RedisAccounts(AccountStore):
         if not token_digest or not player_id or ttl <= 0:
             raise ValueError("a session needs a digest, a player and a positive ttl")
         keep = math.ceil(ttl) + KEY_MARGIN
-        with _errors():
+        with store_errors():
             async with self._client.pipeline(transaction=True) as pipe:
                 key = self._session_prefix + token_digest
                 pipe.hset(key, mapping={"p": player_id, "e": repr(float(now + ttl))})
@@ -129,7 +134,7 @@ class RedisAccounts(AccountStore):
         self, token_digest: str, *, now: float, ttl: float, renew_after: float
     ) -> Session | None:
         check_finite(now, ttl, renew_after)
-        with _errors():
+        with store_errors():
             held = await self._check_session_script(
                 keys=[self._session_prefix + token_digest],
                 args=[
@@ -146,7 +151,7 @@ class RedisAccounts(AccountStore):
         return Session(held[0].decode(), float(held[1]))
 
     async def revoke_session(self, token_digest: str) -> bool:
-        with _errors():
+        with store_errors():
             revoked = await self._revoke_script(
                 keys=[self._session_prefix + token_digest, self._revoked_key],
                 args=[self._sessions_prefix, token_digest, REVOCATION_LOG],
@@ -154,7 +159,7 @@ class RedisAccounts(AccountStore):
         return bool(revoked)
 
     async def revoke_sessions(self, player_id: str) -> int:
-        with _errors():
+        with store_errors():
             return int(
                 await self._revoke_all_script(
                     keys=[self._sessions_prefix + player_id, self._revoked_key],
@@ -163,18 +168,18 @@ class RedisAccounts(AccountStore):
             )
 
     async def revocations(self, after: str) -> tuple[str, list[str]]:
-        with _errors():
+        with store_errors():
             if not after:
                 last = await self._client.xrevrange(self._revoked_key, count=1)
-                return (last[0][0].decode() if last else "0-0"), []
-            entries = await self._client.xrange(self._revoked_key, min=f"({after}")
+                return (as_text(last[0][0]) if last else "0-0"), []
+            entries = stream_entries(await self._client.xrange(self._revoked_key, min=f"({after}"))
         if not entries:
             return after, []
-        return entries[-1][0].decode(), [fields[b"d"].decode() for _, fields in entries]
+        return as_text(entries[-1][0]), [as_text(fields[b"d"]) for _, fields in entries]
 
     async def hit(self, key: str, *, now: float, window: float, limit: int) -> float:
         check_finite(now, window)
-        with _errors():
+        with store_errors():
             wait = await self._hit_script(
                 keys=[f"{self._base}:throttle:{key}"],
                 args=[repr(float(now)), repr(float(window)), limit, os.urandom(8).hex()],
@@ -182,5 +187,5 @@ class RedisAccounts(AccountStore):
         return float(wait)
 
     async def clear_hits(self, key: str) -> None:
-        with _errors():
+        with store_errors():
             await self._client.delete(f"{self._base}:throttle:{key}")

@@ -56,8 +56,7 @@ from server.store.league import (
     encode_entry,
     history_point,
 )
-from server.store.redis_client import Client, connect
-from server.store.redis_store import _errors, _load_script
+from server.store.redis_client import Client, as_text, connect, load_script, store_errors
 
 _POST_RESULTS = {
     b"posted": PostResult.POSTED,
@@ -66,8 +65,7 @@ _POST_RESULTS = {
 }
 
 
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
+_text = as_text
 
 
 def _decode_player(encoded: bytes | None, name: bytes | None) -> PlayerRating:
@@ -119,7 +117,7 @@ class RedisLeagueStore(RedisAccounts, LeagueStore):
         self._init_accounts()
 
     def _script(self, name: str) -> AsyncScript:
-        return self._client.register_script(_load_script(name))
+        return self._client.register_script(load_script(name))
 
     def _key(self, kind: str, ident: str) -> str:
         return f"{self._base}:{kind}:{ident}"
@@ -130,7 +128,7 @@ class RedisLeagueStore(RedisAccounts, LeagueStore):
         ids = list(dict.fromkeys(player_ids))
         if not ids:
             return {}
-        with _errors():
+        with store_errors():
             # One MULTI: a participant's rating and version are read together.
             async with self._client.pipeline(transaction=True) as pipe:
                 pipe.hmget(self._players_key, ids)
@@ -142,7 +140,7 @@ class RedisLeagueStore(RedisAccounts, LeagueStore):
         }
 
     async def set_name(self, player_id: str, name: str) -> None:
-        with _errors():
+        with store_errors():
             await self._client.hset(self._names_key, player_id, name)
 
     async def post_game(
@@ -185,26 +183,26 @@ class RedisLeagueStore(RedisAccounts, LeagueStore):
                 "" if score is None else -score,
                 json.dumps(point, separators=(",", ":")),
             ]
-        with _errors():
+        with store_errors():
             result = await self._post_script(keys=keys, args=args)
         return _POST_RESULTS[result]
 
     async def game_record(self, game_id: str) -> dict[str, Any] | None:
-        with _errors():
+        with store_errors():
             encoded = await self._client.hget(self._key("game", game_id), "r")
         return None if encoded is None else json.loads(encoded)
 
     async def history(self, player_id: str, limit: int = 50) -> list[HistoryPoint]:
         if limit <= 0:
             return []
-        with _errors():
+        with store_errors():
             points = await self._client.lrange(self._key("history", player_id), 0, limit - 1)
         return [HistoryPoint.from_value(json.loads(p)) for p in points]
 
     async def recent_games(self, player_id: str, limit: int = 10) -> list[dict[str, Any]]:
         if limit <= 0:
             return []
-        with _errors():
+        with store_errors():
             ids = await self._client.lrange(self._key("recent", player_id), 0, limit - 1)
             if not ids:
                 return []
@@ -219,7 +217,7 @@ class RedisLeagueStore(RedisAccounts, LeagueStore):
     async def _ladder_rows(
         self, start: int, stop: int, around: str = "", k: int = 0
     ) -> list[LadderRow]:
-        with _errors():
+        with store_errors():
             flat = await self._ladder_script(
                 keys=[self._ladder_key, self._players_key, self._names_key],
                 args=[start, stop, around, k],
@@ -247,11 +245,11 @@ class RedisLeagueStore(RedisAccounts, LeagueStore):
         return await self._ladder_rows(offset, offset + limit - 1)
 
     async def ladder_size(self) -> int:
-        with _errors():
+        with store_errors():
             return int(await self._client.zcard(self._ladder_key))
 
     async def rank_of(self, player_id: str) -> int | None:
-        with _errors():
+        with store_errors():
             rank = await self._rank_script(keys=[self._ladder_key], args=[player_id])
         return None if rank is None else int(rank)
 
@@ -266,7 +264,7 @@ class RedisLeagueStore(RedisAccounts, LeagueStore):
         check_entry(entry)
         seen = entry.joined_at if now is None else now
         check_time(seen)
-        with _errors():
+        with store_errors():
             queued = await self._enqueue_script(
                 keys=[
                     self._queue_key,
@@ -282,7 +280,7 @@ class RedisLeagueStore(RedisAccounts, LeagueStore):
         return [self._queue_key, self._queue_names_key, self._queue_seen_key]
 
     async def dequeue(self, player_id: str) -> bool:
-        with _errors():
+        with store_errors():
             removed = await self._dequeue_script(keys=self._queue_keys(), args=[player_id])
         return bool(removed)
 
@@ -291,7 +289,7 @@ class RedisLeagueStore(RedisAccounts, LeagueStore):
         ids = list(dict.fromkeys(player_ids))
         if not ids:
             return 0
-        with _errors():
+        with store_errors():
             # XX: only players still queued (the seen set holds exactly the queued ones).
             async with self._client.pipeline(transaction=True) as pipe:
                 pipe.zadd(self._queue_seen_key, dict.fromkeys(ids, float(now)), xx=True)
@@ -301,19 +299,19 @@ class RedisLeagueStore(RedisAccounts, LeagueStore):
 
     async def purge_queue(self, before: float) -> list[str]:
         check_time(before)
-        with _errors():
+        with store_errors():
             gone = await self._purge_script(keys=self._queue_keys(), args=[repr(float(before))])
         return sorted(_text(pid) for pid in gone)
 
     async def queued(self, player_id: str) -> QueueEntry | None:
-        with _errors():
+        with store_errors():
             encoded = await self._client.hget(self._queue_key, player_id)
-        return None if encoded is None else decode_entry(player_id, encoded.decode())
+        return None if encoded is None else decode_entry(player_id, as_text(encoded))
 
     async def queue_entries(self, target: int | None = None) -> list[QueueEntry]:
-        with _errors():
+        with store_errors():
             stored = await self._client.hgetall(self._queue_key)
-        entries = [decode_entry(_text(pid), enc.decode()) for pid, enc in stored.items()]
+        entries = [decode_entry(as_text(pid), as_text(enc)) for pid, enc in stored.items()]
         if target is not None:
             entries = [e for e in entries if e.target == target]
         return sorted(entries, key=lambda e: (e.joined_at, e.player_id))
@@ -322,9 +320,9 @@ class RedisLeagueStore(RedisAccounts, LeagueStore):
         ids = list(dict.fromkeys(player_ids))
         if not ids:
             return {}
-        with _errors():
+        with store_errors():
             names = await self._client.hmget(self._queue_names_key, ids)
-        return {pid: n.decode() for pid, n in zip(ids, names, strict=True) if n is not None}
+        return {pid: as_text(n) for pid, n in zip(ids, names, strict=True) if n is not None}
 
     async def seat_tables(
         self,
@@ -344,20 +342,20 @@ class RedisLeagueStore(RedisAccounts, LeagueStore):
                 entry = wanted.get(pid)
                 args += [pid, "" if entry is None else encode_entry(entry)]
                 keys.append(self._key("assign", pid))
-        with _errors():
+        with store_errors():
             seated = await self._seat_script(keys=keys, args=args)
         return [bool(s) for s in seated]
 
     async def take_assignment(self, player_id: str) -> str | None:
-        with _errors():
+        with store_errors():
             room = await self._client.getdel(self._key("assign", player_id))
-        return None if room is None else room.decode()
+        return None if room is None else as_text(room)
 
     async def take_assignments(self, player_ids: Iterable[str]) -> dict[str, str]:
         ids = list(dict.fromkeys(player_ids))
         if not ids:
             return {}
-        with _errors():
+        with store_errors():
             async with self._client.pipeline(transaction=False) as pipe:
                 for pid in ids:
                     pipe.getdel(self._key("assign", pid))
@@ -368,16 +366,16 @@ class RedisLeagueStore(RedisAccounts, LeagueStore):
 
     async def note_table(self, room_id: str, at: float) -> None:
         check_time(at)
-        with _errors():
+        with store_errors():
             await self._client.hset(self._pending_key, room_id, repr(float(at)))
 
     async def forget_table(self, room_id: str) -> None:
-        with _errors():
+        with store_errors():
             await self._client.hdel(self._pending_key, room_id)
 
     async def take_stale_tables(self, before: float) -> list[str]:
         check_time(before)
-        with _errors():
+        with store_errors():
             stale = await self._stale_script(keys=[self._pending_key], args=[repr(float(before))])
         return sorted(_text(room) for room in stale)
 

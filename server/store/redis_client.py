@@ -132,3 +132,26 @@ def store_errors() -> Iterator[None]:
         raise StoreUnavailable(str(exc)) from exc
     except RedisError as exc:
         raise StoreError(str(exc)) from exc
+
+
+def as_bytes(value: object) -> bytes:
+    """A reply from a client made with ``decode_responses=False`` (redis-py types it loosely)."""
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, str):
+        return value.encode()
+    raise StoreError(f"unexpected reply from Redis: {type(value).__name__}")
+
+
+def as_text(value: object) -> str:
+    return value if isinstance(value, str) else as_bytes(value).decode()
+
+
+def stream_entries(value: object) -> list[tuple[bytes, dict[bytes, bytes]]]:
+    """An XRANGE/XREVRANGE reply as (entry id, fields) pairs of bytes."""
+    if not isinstance(value, list):
+        raise StoreError(f"unexpected reply from Redis: {type(value).__name__}")
+    return [
+        (as_bytes(entry_id), {as_bytes(k): as_bytes(v) for k, v in fields.items()})
+        for entry_id, fields in value
+    ]

@@ -60,7 +60,15 @@ from server.store.base import (
     check_events,
     check_max_log,
 )
-from server.store.redis_client import Client, connect, load_script, store_errors
+from server.store.redis_client import (
+    Client,
+    as_bytes,
+    as_text,
+    connect,
+    load_script,
+    store_errors,
+    stream_entries,
+)
 from server.store.redis_deadlines import ShardedDeadlines
 from server.store.redis_keys import RoomKeys, shard_of
 from server.store.redis_subscriber import RedisSubscriber
@@ -68,8 +76,6 @@ from server.store.redis_subscriber import RedisSubscriber
 log = logging.getLogger(__name__)
 
 # Kept for callers that imported them from here (the league store).
-_errors = store_errors
-_load_script = load_script
 
 
 class RedisRoomStore(RoomStore):
@@ -152,7 +158,7 @@ class RedisRoomStore(RoomStore):
             version, state = await self._client.hmget(self._room_key(room_id, "state"), "v", "s")
         if version is None:
             return None
-        return Snapshot(int(version), state)
+        return Snapshot(int(version), as_bytes(state))
 
     async def commit(
         self,
@@ -258,11 +264,12 @@ class RedisRoomStore(RoomStore):
     async def archived(self, room_id: str, archive: str) -> dict[str, bytes]:
         with store_errors():
             raw = await self._client.hgetall(self._archive_key(room_id, archive))
-        return {k.decode(): v for k, v in raw.items()}
+        return {as_text(k): as_bytes(v) for k, v in raw.items()}
 
     async def archived_record(self, room_id: str, archive: str, name: str) -> bytes | None:
         with store_errors():
-            return await self._client.hget(self._archive_key(room_id, archive), name)
+            record = await self._client.hget(self._archive_key(room_id, archive), name)
+        return None if record is None else as_bytes(record)
 
     async def delete_room(self, room_id: str) -> bool:
         with store_errors():
@@ -275,8 +282,10 @@ class RedisRoomStore(RoomStore):
     async def events_since(self, room_id: str, after_seq: int) -> list[StoredEvent] | None:
         after_seq = max(after_seq, 0)
         with store_errors():
-            entries = await self._client.xrange(
-                self._room_key(room_id, "log"), min=f"{after_seq + 1}-0", max="+"
+            entries = stream_entries(
+                await self._client.xrange(
+                    self._room_key(room_id, "log"), min=f"{after_seq + 1}-0", max="+"
+                )
             )
             if not entries:
                 # The newest event is never trimmed, so nothing newer exists: either the room

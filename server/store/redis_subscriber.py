@@ -34,7 +34,7 @@ from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError
 
 from server.outage_log import OutageLog
-from server.store.base import StoredEvent, StoreError, Subscriber
+from server.store.base import StoredEvent, StoreError, StoreUnavailable, Subscriber
 from server.store.redis_client import store_errors
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ class _Link:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self.reader
         with contextlib.suppress(RedisError, OSError):
-            await self.pubsub.aclose()
+            await self.pubsub.aclose()  # type: ignore[no-untyped-call]  # untyped in redis-py
         if self.client is not None:
             with contextlib.suppress(RedisError, OSError):
                 await self.client.aclose()
@@ -180,7 +180,10 @@ class RedisSubscriber(Subscriber):
     def _owner(self, channel: bytes) -> str:
         if self._cluster is None:
             return _SINGLE
-        return str(self._cluster.get_node_from_key(channel).name)
+        node = self._cluster.get_node_from_key(channel.decode())
+        if node is None:
+            raise StoreUnavailable("no cluster node owns the slot of " + channel.decode())
+        return str(node.name)
 
     def _link(self, name: str) -> _Link:
         link = self._links.get(name)
