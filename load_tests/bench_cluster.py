@@ -27,6 +27,7 @@ import statistics
 import time
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
 from load_tests.bench_store import percentile, private_redis, run
 from server.store import StoredEvent
@@ -48,7 +49,7 @@ def workload(args: argparse.Namespace, backend: str) -> argparse.Namespace:
     )
 
 
-async def measure(url: str, backend: str, args: argparse.Namespace, **options: int) -> list[float]:
+async def measure(url: str, backend: str, args: argparse.Namespace, **options: Any) -> list[float]:
     store = RedisRoomStore(url, prefix=f"bench-{uuid.uuid4().hex[:8]}", **options)
     try:
         results = await run(store, workload(args, backend))

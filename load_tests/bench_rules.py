@@ -15,6 +15,7 @@ import gc
 import random
 import statistics
 import time
+from typing import Any
 
 from server.rules import Game, Phase, Rules, deal_from_deck
 
@@ -69,7 +70,7 @@ def main() -> None:
 
     # legal_plays alone, on positions taken from real play.
     game = Game(Rules(target=100))
-    positions = []
+    positions: list[Any] = []
     while len(positions) < 2000:
         if game.phase is Phase.OVER:
             game = Game(Rules(target=100))

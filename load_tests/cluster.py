@@ -188,7 +188,7 @@ def _cmdline(pid: int) -> bytes:
 def _ok(url: str) -> bool:
     try:
         with urllib.request.urlopen(url, timeout=1) as resp:
-            return resp.status == 200
+            return bool(resp.status == 200)
     except OSError:
         return False
 

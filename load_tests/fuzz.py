@@ -36,10 +36,10 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from hypothesis.errors import HypothesisDeprecationWarning
 
-from load_tests.fuzz_frames import KINDS, MAX_FRAME_BYTES, Frame, frames_for
+from load_tests.cluster import Cluster, endpoint_for, require_loopback
+from load_tests.fuzz_frames import KINDS, Frame, frames_for
 from load_tests.fuzz_table import FuzzTable, Problem
-from load_tests.load import Cluster, endpoint_for, require_loopback
-from protocol.codec import JSON, MSGPACK
+from protocol.codec import JSON, MAX_FRAME_BYTES, MSGPACK
 
 TARGETS = [(kind, sp) for kind in KINDS for sp in (MSGPACK, JSON)]
 MAX_FRAMES = 10_000_000
@@ -160,7 +160,7 @@ async def run(args: argparse.Namespace, base: str, ws_url: str) -> int:
     deadline = started + args.seconds
 
     def done() -> bool:
-        return table.tally.frames >= args.frames or time.monotonic() >= deadline
+        return bool(table.tally.frames >= args.frames or time.monotonic() >= deadline)
 
     async def worker(k: int) -> None:
         attacker = table.attackers[k]
@@ -227,7 +227,7 @@ async def run(args: argparse.Namespace, base: str, ws_url: str) -> int:
 def server_up(base: str) -> bool:
     try:
         with urllib.request.urlopen(base + "/healthz", timeout=5) as resp:
-            return resp.read() == b"ok"
+            return bool(resp.read() == b"ok")
     except OSError:
         return False
 

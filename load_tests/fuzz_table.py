@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import websockets
+from websockets.typing import Subprotocol
 
 from protocol.client import CommandError, HeartsClient, guest
 from protocol.codec import JSON, MSGPACK, Codec
@@ -89,7 +90,7 @@ class Attacker:
     async def open(self) -> None:
         await self.close()
         self.ws = await websockets.connect(
-            self.table.ws_url, subprotocols=[self.subprotocol], max_size=2**22
+            self.table.ws_url, subprotocols=[Subprotocol(self.subprotocol)], max_size=2**22
         )
         self.answers = asyncio.Queue()
         self.on_socket = 0

@@ -102,7 +102,7 @@ class LeanSocket(asyncio.Protocol):
                     self.opened.set_exception(self.ws.handshake_exc)
                 elif not self.opened.done():
                     self.opened.set_result(None)
-            else:
+            elif isinstance(event, Frame):
                 self._frame(event)
         self._flush()
         if self.ws.close_expected() and self.transport is not None:

@@ -182,7 +182,8 @@ class Table:
     async def _next(self, client: HeartsClient, wanted: Any, deadline: float) -> dict[str, Any]:
         """The next wanted event; TimeUp at the deadline, an error if the socket closes."""
         getter = asyncio.ensure_future(client.next_event(wanted, timeout=self._left(deadline)))
-        done, _ = await asyncio.wait({getter, client.closed}, return_when=asyncio.FIRST_COMPLETED)
+        waited: set[asyncio.Future[Any]] = {getter, client.closed}
+        done, _ = await asyncio.wait(waited, return_when=asyncio.FIRST_COMPLETED)
         if getter in done:
             try:
                 return getter.result()

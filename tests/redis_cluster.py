@@ -157,7 +157,8 @@ class LocalCluster:
         """The port of the primary serving ``slot``, as a live node sees it."""
         client = redis.Redis(port=self.alive()[0], decode_responses=True)
         try:
-            for start, end, primary, *_ in client.execute_command("CLUSTER SLOTS"):
+            slots = client.execute_command("CLUSTER SLOTS")  # type: ignore[no-untyped-call]
+            for start, end, primary, *_ in slots:
                 if start <= slot <= end:
                     return int(primary[1])
         finally:
@@ -204,7 +205,7 @@ class LocalCluster:
         for port in self.alive():
             client = redis.Redis(port=port)
             try:
-                if client.execute_command("ROLE")[0] == b"master":
+                if client.execute_command("ROLE")[0] == b"master":  # type: ignore[no-untyped-call]
                     client.flushall()
                 client.script_flush()
             finally:
