@@ -40,7 +40,9 @@ from server.web_security import SecurityHeaders, origin_allowed
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).parent / "static"
-SERVER_PING_EVERY = 5.0
+# Every 15 s: the round trip behind the lag credit changes slowly, and at 10,000 sockets a 5 s
+# period made the pongs outnumber the cards played (paced load generator).
+SERVER_PING_EVERY = 15.0
 PING_BATCH = 200
 
 
