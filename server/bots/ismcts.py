@@ -26,7 +26,8 @@ from server.rules import HEARTS_MASK, SUIT_MASKS, Hand, points_in
 
 from .knowledge import Knowledge
 from .outcome import scored
-from .worlds import NoWorld, cards_of, sample_world
+from .playout import cards_of
+from .worlds import NoWorld, sample_world
 
 EXPLORE = 0.7  # UCB1 exploration constant, on rewards in [-1, 0] (points / 26)
 RANDOM_PLAY = 0.1

@@ -21,12 +21,19 @@ class BotLevel:
     pass_worlds: int  # sampled deals the pass search may try a candidate on, at most
     pass_budget: int  # simulated card plays for the whole pass search
     inference_pool: int  # deals sampled per deal kept, to keep those that explain the play
+    # The opponent model: the chance, at each of another seat's choices in a playout, that it
+    # plays a random legal card rather than the policy's; and how much less likely a sampled
+    # deal is for each of the others' plays the policy would not have made there.
+    noise: float = 0.0
+    surprise: float = 0.25
 
 
 BOT_LEVELS: dict[str, BotLevel] = {
     "basic": BotLevel("basic", "bot:basic", "Basic Bot", False, 0, 0, 0, 0, 0, 1),
     "normal": BotLevel("normal", "bot:normal", "Normal Bot", True, 3000, 16, 32, 24, 4000, 2),
-    "strong": BotLevel("strong", "bot:strong", "Strong Bot", True, 12000, 24, 160, 64, 12000, 3),
+    "strong": BotLevel(
+        "strong", "bot:strong", "Strong Bot", True, 12000, 24, 160, 64, 12000, 3, 0.15, 0.5
+    ),
 }
 DEFAULT_LEVEL = "strong"
 
@@ -36,3 +43,24 @@ def bot_level(level: str) -> BotLevel:
         return BOT_LEVELS[level]
     except KeyError:
         raise ValueError(f"unknown bot level {level!r}; one of {sorted(BOT_LEVELS)}") from None
+
+
+# Each level's TrueSkill rating (mu, sigma) on the service's scale (server/ratings/core.py),
+# from a round-robin of the levels: `python -m load_tests.calibrate_bots` (docs/bots.md has the
+# run). The ladder's anchors for the bots' identities; "random" is the server's random-legal
+# fallback level. Kept as plain numbers: the ratings code imports this module, not the reverse.
+LEVEL_RATINGS: dict[str, tuple[float, float]] = {
+    "random": (19.94, 1.20),
+    "basic": (28.72, 0.73),
+    "normal": (29.32, 0.74),
+    "strong": (29.68, 0.75),
+}
+
+
+def anchor_rating(level: str) -> tuple[float, float]:
+    """The calibrated (mu, sigma) of a level, for the ladder to seed or pin a bot's rating."""
+    try:
+        return LEVEL_RATINGS[level]
+    except KeyError:
+        known = sorted(LEVEL_RATINGS)
+        raise ValueError(f"no anchor rating for {level!r}; one of {known}") from None
