@@ -9,7 +9,7 @@ import pytest
 from protocol.cards import mask_of_names, parse_card
 from server.bots import BOT_LEVELS, decide
 from server.bots.knowledge import knowledge_of
-from server.bots.levels import LEVEL_RATINGS, anchor_rating
+from server.bots.levels import LEVEL_RATINGS
 from server.bots.sparring import SPARRING, spar
 from server.bots.styles import blocker_play, ducker_pass, shooter_pass
 from server.ratings.core import MU, Rating
@@ -94,14 +94,11 @@ def test_the_strong_opponent_model_is_not_exactly_the_policy() -> None:
 def test_every_level_has_an_anchor_rating_ordered_by_strength() -> None:
     assert set(LEVEL_RATINGS) == {"random", *BOT_LEVELS}
     order = ["random", "basic", "normal", "strong"]
-    mus = [anchor_rating(lv)[0] for lv in order]
+    mus = [LEVEL_RATINGS[lv][0] for lv in order]
     assert mus == sorted(mus)
     assert abs(sum(mus) / len(mus) - MU) < 3  # centred on the new-player prior
     for lv in order:
-        mu, sigma = anchor_rating(lv)
-        Rating(mu, sigma)  # a valid rating on the service's scale
-    with pytest.raises(ValueError):
-        anchor_rating("grandmaster")
+        Rating(*LEVEL_RATINGS[lv])  # a valid rating on the service's scale
 
 
 def test_the_calibration_round_robin_plays_a_game_with_every_level() -> None:

@@ -47,8 +47,9 @@ def bot_level(level: str) -> BotLevel:
 
 # Each level's TrueSkill rating (mu, sigma) on the service's scale (server/ratings/core.py),
 # from a round-robin of the levels: `python -m load_tests.calibrate_bots` (docs/bots.md has the
-# run). The ladder's anchors for the bots' identities; "random" is the server's random-legal
-# fallback level. Kept as plain numbers: the ratings code imports this module, not the reverse.
+# run). These are the bots' anchor ratings for the ladder to read; "random" is the server's
+# random-legal fallback level. Plain numbers: the ratings code imports this module, not the
+# reverse.
 LEVEL_RATINGS: dict[str, tuple[float, float]] = {
     "random": (19.94, 1.20),
     "basic": (28.72, 0.73),
@@ -56,11 +57,3 @@ LEVEL_RATINGS: dict[str, tuple[float, float]] = {
     "strong": (29.68, 0.75),
 }
 
-
-def anchor_rating(level: str) -> tuple[float, float]:
-    """The calibrated (mu, sigma) of a level, for the ladder to seed or pin a bot's rating."""
-    try:
-        return LEVEL_RATINGS[level]
-    except KeyError:
-        known = sorted(LEVEL_RATINGS)
-        raise ValueError(f"no anchor rating for {level!r}; one of {known}") from None
