@@ -117,3 +117,19 @@ def test_the_benchmark_counts_only_deals_every_rotation_finished() -> None:
     assert "basic" in lines[2] and "[4]" in lines[2]
     r, se = _ratio_se([1.0, 3.0], [2.0, 2.0])
     assert r == 1.0 and se > 0
+
+
+def test_when_no_deal_explains_the_play_as_the_policy_would_the_deals_are_drawn_uniformly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from server.bots import worlds
+
+    k = knowledge_of(view_at(DUCK_HANDS, DUCK_PLAYS))
+    rng = random.Random(6)
+    plain = [worlds.sample_world(k, rng) for _ in range(4)]
+    monkeypatch.setattr(worlds, "surprises", lambda *_: worlds.UNLIKE_POLICY)
+    assert worlds.plausible_worlds(k, random.Random(6), 4, pool=3) == plain
+    # One deal that explains the play is enough for the weighting to apply: it is drawn.
+    first = worlds.sample_world(k, random.Random(6))
+    monkeypatch.setattr(worlds, "surprises", lambda _k, w, _p: 0 if w == first else 4)
+    assert worlds.plausible_worlds(k, random.Random(6), 4, pool=3, surprise=0.01).count(first) >= 3

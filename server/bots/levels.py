@@ -32,7 +32,7 @@ BOT_LEVELS: dict[str, BotLevel] = {
     "basic": BotLevel("basic", "bot:basic", "Basic Bot", False, 0, 0, 0, 0, 0, 1),
     "normal": BotLevel("normal", "bot:normal", "Normal Bot", True, 3000, 16, 32, 24, 4000, 2),
     "strong": BotLevel(
-        "strong", "bot:strong", "Strong Bot", True, 12000, 24, 160, 64, 12000, 3, 0.15, 0.5
+        "strong", "bot:strong", "Strong Bot", True, 12000, 24, 160, 64, 12000, 3, 0.15, 0.8
     ),
 }
 DEFAULT_LEVEL = "strong"
@@ -56,4 +56,3 @@ LEVEL_RATINGS: dict[str, tuple[float, float]] = {
     "normal": (29.32, 0.74),
     "strong": (29.68, 0.75),
 }
-

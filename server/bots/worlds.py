@@ -22,6 +22,7 @@ from .policy import choose
 
 SURPRISE = 0.25  # how much less likely a deal is for each play the policy would not have made
 MAX_SURPRISES = 4
+UNLIKE_POLICY = 2  # if every candidate deal has this many surprises, the policy is not a guide
 
 # For each group of the three other seats (a 3-bit set), the eligibility patterns inside it.
 _INSIDE: tuple[tuple[int, ...], ...] = tuple(
@@ -245,5 +246,10 @@ def plausible_worlds(
     if pool == 1:
         return candidates
     plays = other_plays(k)
-    weights = [surprise ** surprises(k, w, plays) for w in candidates]
+    counts = [surprises(k, w, plays) for w in candidates]
+    if min(counts) >= UNLIKE_POLICY:
+        # Not one deal explains the play as the policy would have made it: these players do
+        # not play like it, so reading their cards through it would mislead. Draw uniformly.
+        return candidates[:n]
+    weights = [surprise**c for c in counts]
     return rng.choices(candidates, weights=weights, k=n)
