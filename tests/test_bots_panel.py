@@ -91,11 +91,13 @@ def test_the_strong_opponent_model_is_not_exactly_the_policy() -> None:
     assert decide(view, "strong", rng_seed=8) == decide(view, "strong", rng_seed=8)
 
 
-def test_every_level_has_an_anchor_rating_ordered_by_strength() -> None:
+def test_every_level_has_an_anchor_rating_random_lowest_and_strong_highest() -> None:
     assert set(LEVEL_RATINGS) == {"random", *BOT_LEVELS}
     order = ["random", "basic", "normal", "strong"]
     mus = [LEVEL_RATINGS[lv][0] for lv in order]
-    assert mus == sorted(mus)
+    # Random is far below the rest and strong on top; the round-robin does not separate basic
+    # from normal (docs/bots.md), so their order is not asserted.
+    assert mus[0] + 5 < min(mus[1:]) and mus[3] == max(mus)
     assert abs(sum(mus) / len(mus) - MU) < 3  # centred on the new-player prior
     for lv in order:
         Rating(*LEVEL_RATINGS[lv])  # a valid rating on the service's scale
