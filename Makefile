@@ -26,6 +26,7 @@ run: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 test: $(STAMP) system-deps lint
 	$(BIN)/python -m pytest -q

@@ -36,13 +36,27 @@ from dataclasses import dataclass, field
 
 from protocol.cards import cards_in, mask_of_names, parse_card
 from server.bots import decide
+from server.bots.playout import play_out
+from server.bots.sparring import SPARRING, spar
 from server.room.game_view import game_view
-from server.rules import POINT_CARDS, Game, Phase, Rules, deal_from_deck, points_in
+from server.rules import (
+    POINT_CARDS,
+    Game,
+    Hand,
+    PassDirection,
+    Phase,
+    Rules,
+    deal_from_deck,
+    points_in,
+)
 
 # A field seat is on a moon run once it has taken every point card played so far, at least
 # RUN_POINTS of them (the queen and three hearts), after RUN_TRICKS tricks.
 RUN_POINTS = 16
 RUN_TRICKS = 5
+SEARCHERS = ("normal", "strong", "ismcts")  # the players that search (their times are kept)
+PLAYERS = ("random", "basic", "ducker", "shooter", "blocker", "ismcts", "normal", "strong")
+PANEL = ("random", "basic", "ducker", "shooter", "blocker", "ismcts", "normal")
 
 
 def deck_for(seed: int, index: int) -> list[int]:
@@ -86,7 +100,7 @@ def bot_move(game: Game, seat: int, level: str, seed: int) -> tuple[float, float
     forced = game.phase is Phase.PLAYING and len(view["legal"]) == 1
     c0 = time.thread_time()
     t0 = time.perf_counter()
-    d = decide(view, level, rng_seed=seed)
+    d = spar(view, level, seed) if level in SPARRING else decide(view, level, rng_seed=seed)
     took = time.perf_counter() - t0
     cpu = time.thread_time() - c0
     if d.kind == "pass":
@@ -97,7 +111,7 @@ def bot_move(game: Game, seat: int, level: str, seed: int) -> tuple[float, float
         game.choose_moon(seat, d.moon)  # type: ignore[arg-type]
     else:
         raise RuntimeError(f"bot {level} at seat {seat} had nothing to do in {game.phase}")
-    return took, cpu, not forced and level != "basic"
+    return took, cpu, not forced and level in SEARCHERS
 
 
 def waiting_seat(game: Game) -> int:
@@ -175,6 +189,8 @@ class Summary:
     field_mean: float
     field_se: float
     diff_se: float
+    ratio: float  # tested points per hand over the field's
+    ratio_se: float
     win_rate: float
     win_se: float
     games: int
@@ -206,10 +222,30 @@ def _pct(values: list[float], q: float) -> float:
     return s[min(len(s) - 1, int(q * len(s)))] * 1000
 
 
+def _ratio_se(tested: list[float], fielded: list[float]) -> tuple[float, float]:
+    """The ratio of the means and its standard error (delta method over the deals)."""
+    n = len(tested)
+    f = statistics.fmean(fielded) if n else 0.0
+    if n < 2 or f <= 0:
+        return 0.0, 0.0
+    r = statistics.fmean(tested) / f
+    z = [(t - r * g) / f for t, g in zip(tested, fielded, strict=True)]
+    return r, statistics.stdev(z) / math.sqrt(n)
+
+
 def compare(
-    tested: str, fielded: str, deals: int, seed: int, target: int, segment: int, workers: int,
+    tested: str,
+    fielded: str,
+    deals: int,
+    seed: int,
+    target: int,
+    segment: int,
+    workers: int,
     progress: Callable[[str], None],
+    seconds: float = 0.0,
 ) -> Summary:
+    """``tested`` among three ``fielded`` on ``deals`` duplicate deals. With ``seconds``, no new
+    segment starts after that long, and only the deals all four rotations finished count."""
     tasks = [
         (tested, fielded, rotation, first, min(segment, deals - first), seed, target)
         for first in range(0, deals, segment)
@@ -218,11 +254,21 @@ def compare(
     t0 = time.perf_counter()
     results: list[SegmentResult] = []
     with multiprocessing.get_context("fork").Pool(workers) as pool:
-        for done, r in enumerate(pool.imap_unordered(run_segment, tasks), 1):
+        # imap (in order) with the rotations of a deal next to each other: when the time is up,
+        # the segments done are the first ones, each with its four rotations.
+        for done, r in enumerate(pool.imap(run_segment, tasks), 1):
             results.append(r)
             if done % max(1, len(tasks) // 10) == 0:
                 progress(f"  {tested} vs {fielded}: {done}/{len(tasks)} segments")
+            if seconds and time.perf_counter() - t0 > seconds and done % 4 == 0:
+                pool.terminate()
+                break
     wall = time.perf_counter() - t0
+    rotations: dict[int, int] = {}
+    for r in results:
+        rotations[r.first_deal] = rotations.get(r.first_deal, 0) + 1
+    results = [r for r in results if rotations[r.first_deal] == 4]
+    deals = sum(len(r.tested_points) for r in results) // 4
     per_deal_tested = [0.0] * deals
     per_deal_field = [0.0] * deals
     wins: list[float] = []
@@ -243,9 +289,10 @@ def compare(
     tm, tse = _mean_se(per_deal_tested)
     fm, fse = _mean_se(per_deal_field)
     _, dse = _mean_se([a - b for a, b in zip(per_deal_tested, per_deal_field, strict=True)])
+    ratio, ratio_se = _ratio_se(per_deal_tested, per_deal_field)
     wr, wse = _mean_se(wins)
     return Summary(
-        tested, fielded, deals, tm, tse, fm, fse, dse, wr, wse, len(wins),
+        tested, fielded, deals, tm, tse, fm, fse, dse, ratio, ratio_se, wr, wse, len(wins),
         totals["moons_tested"], totals["moons_field"], totals["threats"], totals["stopped"],
         _pct(times, 0.5), _pct(times, 0.99), _pct(times, 1.0),
         _pct(searched, 0.5), _pct(searched, 0.99), _pct(cpu, 0.5), _pct(cpu, 0.99), len(times),
@@ -259,15 +306,16 @@ def report(s: Summary) -> list[str]:
         f"== {s.tested} among three {s.fielded}: {s.deals} deals x 4 seats = {hands} hands ==",
         f"{s.tested} points/hand: {s.tested_mean:.3f} ± {s.tested_se:.3f}",
         f"{s.fielded} field points/hand: {s.field_mean:.3f} ± {s.field_se:.3f}",
-        f"field minus {s.tested}: {s.field_mean - s.tested_mean:.3f} ± {s.diff_se:.3f}",
+        f"field minus {s.tested}: {s.field_mean - s.tested_mean:.3f} ± {s.diff_se:.3f}; "
+        f"ratio {s.ratio:.3f} ± {s.ratio_se:.3f}",
         f"{s.tested} game win rate: {s.win_rate:.3f} ± {s.win_se:.3f} over {s.games} games "
-        f"to 50 (fair share 0.25)",
+        f"(fair share 0.25)",
         f"moons shot: {s.tested} {s.moons_tested}, field {s.moons_field} (in {hands} hands)",
         f"moons stopped by {s.tested}: {s.stopped} of {s.threats} field runs (a field seat "
         f"with every point so far, >= {RUN_POINTS}, after trick {RUN_TRICKS}; stopped: "
         f"{s.tested} then took a point card and the moon failed)",
     ]
-    if s.tested not in ("basic", "random"):
+    if s.tested in SEARCHERS:
         lines.append(
             f"{s.tested} decision ms over {s.decisions} decisions (wall clock): median "
             f"{s.ms_median:.1f}, p99 {s.ms_p99:.1f}, max {s.ms_max:.1f}; searched only (not a "
@@ -278,20 +326,82 @@ def report(s: Summary) -> list[str]:
     return lines
 
 
+def cross_table(summaries: list[Summary]) -> list[str]:
+    """Rows: the tested bot; columns: the field. A cell: the tested bot's points per hand over
+    its field's, ± standard error, and the deals it rests on."""
+    rows = list(dict.fromkeys(s.tested for s in summaries))
+    cols = list(dict.fromkeys(s.fielded for s in summaries))
+    cell = {(s.tested, s.fielded): s for s in summaries}
+    width = 22
+    lines = [
+        "cross table: tested (row) points/hand / field (column) points/hand, ± SE [deals]",
+        " " * 9 + "".join(f"{c:>{width}}" for c in cols),
+    ]
+    for r in rows:
+        out = f"{r:<9}"
+        for c in cols:
+            s = cell.get((r, c))
+            text = f"{s.ratio:.3f} ± {s.ratio_se:.3f} [{s.deals}]" if s else "-"
+            out += f"{text:>{width}}"
+        lines.append(out)
+    lines.append("moons (row shot / field shot / row stopped of field runs):")
+    for r in rows:
+        out = f"{r:<9}"
+        for c in cols:
+            s = cell.get((r, c))
+            text = f"{s.moons_tested} / {s.moons_field} / {s.stopped} of {s.threats}" if s else "-"
+            out += f"{text:>{width}}"
+        lines.append(out)
+    return lines
+
+
+def playout_cards_per_second(deals: int = 400, seed: int = 11) -> float:
+    """Card plays per CPU second in the search's playouts (the policy for all four seats, through
+    the rules engine), from the first trick of fresh deals."""
+    starts = [
+        Hand.deal(deal_from_deck(deck_for(seed, i)), PassDirection.NONE) for i in range(deals)
+    ]
+    cards = 0
+    c0 = time.process_time()
+    for base in starts:
+        h = base.copy()
+        play_out(h)
+        cards += 52 - sum(x.bit_count() for x in h.hands)
+    return cards / max(1e-9, time.process_time() - c0)
+
+
+def _names(text: str) -> list[str]:
+    names = [n for n in text.split(",") if n]
+    for n in names:
+        if n not in PLAYERS:
+            raise SystemExit(f"unknown player {n!r}; one of {', '.join(PLAYERS)}")
+    return names
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--deals", type=int, default=2000)
-    parser.add_argument("--a", default=None, help="the tested bot (strong, normal, basic, random)")
-    parser.add_argument("--b", default=None, help="the field bot")
+    parser.add_argument("--deals", type=int, default=2000, help="duplicate deals per cell")
+    parser.add_argument(
+        "--seconds", type=float, default=0.0,
+        help="per cell: start no new segment after this long (0: no bound); only deals all "
+        "four rotations finished count, and the deal count is printed",
+    )  # fmt: skip
+    parser.add_argument("--rows", default="strong", help="tested bots, comma-separated")
+    parser.add_argument("--cols", default=",".join(PANEL), help="field bots, comma-separated")
+    parser.add_argument("--full", action="store_true", help="every player against every other")
+    parser.add_argument("--a", default=None, help="one comparison: the tested bot ...")
+    parser.add_argument("--b", default=None, help="... among three of this one")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--target", type=int, default=50, choices=(50, 100))
-    parser.add_argument("--segment", type=int, default=40)
+    parser.add_argument("--segment", type=int, default=20)
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args(argv)
     if args.a or args.b:
         pairs = [(args.a or "strong", args.b or "basic")]
+    elif args.full:
+        pairs = [(a, b) for a in PLAYERS for b in PLAYERS if a != b]
     else:
-        pairs = [("basic", "random"), ("strong", "basic")]
+        pairs = [(a, b) for a in _names(args.rows) for b in _names(args.cols) if a != b]
 
     def progress(msg: str) -> None:
         print(msg, flush=True)
@@ -300,18 +410,25 @@ def main(argv: list[str] | None = None) -> None:
     for tested, fielded in pairs:
         s = compare(
             tested, fielded, args.deals, args.seed, args.target, args.segment, args.workers,
-            progress,
+            progress, args.seconds,
         )  # fmt: skip
         summaries.append(s)
         print("\n".join(report(s)), flush=True)
-    last = summaries[-1]
-    print(f"{last.tested}_points_per_hand: {last.tested_mean:.3f}")
-    print(f"{last.fielded}_field_points_per_hand: {last.field_mean:.3f}")
-    if last.tested not in ("basic", "random"):
-        print(f"{last.tested}_decision_ms_median: {last.ms_median:.1f}")
-        print(f"{last.tested}_decision_ms_p99: {last.ms_p99:.1f}")
-
-
+    print("\n".join(cross_table(summaries)))
+    strong = [s for s in summaries if s.tested == "strong" and s.fielded != "strong"]
+    print(f"playout_cards_per_second: {playout_cards_per_second():.0f}")
+    for s in strong:
+        print(f"strong_ratio_vs_{s.fielded}: {s.ratio:.3f} ± {s.ratio_se:.3f} ({s.deals} deals)")
+    if strong:
+        t = [s for s in strong if s.tested in SEARCHERS]
+        if t:
+            print(f"strong_decision_ms_median: {statistics.median(x.ms_median for x in t):.1f}")
+            print(f"strong_decision_ms_p99: {max(x.ms_p99 for x in t):.1f}")
+        worst = max(strong, key=lambda s: s.ratio)
+        print(f"strong_worst_ratio: {worst.ratio:.3f}")
+    else:
+        last = summaries[-1]
+        print(f"{last.tested}_points_per_hand: {last.tested_mean:.3f}")
 
 
 if __name__ == "__main__":

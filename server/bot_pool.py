@@ -20,6 +20,10 @@ from server import metrics
 
 log = logging.getLogger(__name__)
 
+# A search's hard bound: the budget (in card plays) takes tens of milliseconds on an idle core;
+# on a loaded machine the search answers with its best so far once this much wall time is gone.
+DECISION_SECONDS = 0.25
+
 Move = tuple[str, Any]  # ("pass", card set) | ("play", card) | ("moon", choice)
 
 
@@ -34,13 +38,16 @@ def random_move(view: dict[str, Any], seed: int | None = None) -> Move:
     return "play", parse_card(rng.choice(view["legal"]))
 
 
-def decide_move(view: dict[str, Any], level: str, seed: int | None = None) -> Move:
-    """One bot decision (runs in a worker process)."""
+def decide_move(
+    view: dict[str, Any], level: str, seed: int | None = None, seconds: float = DECISION_SECONDS
+) -> Move:
+    """One bot decision (runs in a worker process), its search cut short after ``seconds``."""
     if level == "random":
         return random_move(view, seed)
     from server.bots import decide
 
-    decision = decide(view, level, rng_seed=seed)
+    ends = time.perf_counter() + seconds
+    decision = decide(view, level, rng_seed=seed, stop=lambda: time.perf_counter() > ends)
     return decision_to_move(decision)
 
 

@@ -205,7 +205,11 @@ def test_moon_choice_pushes_the_end_nearer_only_when_leading() -> None:
 
 
 def test_decide_takes_a_view_and_nothing_that_could_hold_the_game() -> None:
-    assert list(inspect.signature(decide).parameters) == ["view", "level", "rng_seed"]
+    # ``stop`` is a clock: a function of nothing that answers yes or no; no cards come in by it.
+    assert list(inspect.signature(decide).parameters) == ["view", "level", "rng_seed", "stop"]
+    assert str(inspect.signature(decide).parameters["stop"].annotation) == (
+        "Callable[[], bool] | None"
+    )
     assert list(inspect.signature(hint).parameters) == ["view", "level", "rng_seed"]
     # No bot module holds the Game class, so none can build or read one from a view.
     for name in dir(server.bots):

@@ -18,6 +18,8 @@ from matchmaker.matching import MatchConfig, QueueEntry, Table
 from matchmaker.rooms_bridge import RoomsBridge
 from matchmaker.service import LEASE_NAME, Matchmaker, SeatedTable
 from server.bot_pool import BotPool
+from server.ratings import display_rating
+from server.ratings.anchors import anchor_rating
 from server.room.bot_names import BOT_NAMES
 from server.room.state import RoomState
 from server.rooms import RoomService
@@ -239,7 +241,7 @@ async def test_run_passes_until_stopped_and_releases_the_lease() -> None:
 async def test_the_bridge_opens_a_rated_room_with_players_and_bots_seated() -> None:
     league, store = MemoryLeagueStore(), MemoryRoomStore()
     bridge = RoomsBridge(RoomService(store, BotPool(workers=0)), league)
-    # The basic bot's anchor (1428) is the closest to these players' mean (1430).
+    # The bots' level is the one whose anchor rating is closest to these players' mean (1430).
     mm = Matchmaker(
         league, store, bridge.create_table, node_id="n", abandon_table=bridge.abandon_table
     )
@@ -262,7 +264,9 @@ async def test_the_bridge_opens_a_rated_room_with_players_and_bots_seated() -> N
     humans = {s.player: s.name for s in seats if not s.is_bot}
     assert humans == {"ann": "Name ann", "bob": "Name bob"}
     bots = [s for s in seats if s.is_bot]
-    assert [(b.bot, b.original) for b in bots] == [("basic", "bot:basic")] * 2
+    shown = {lv: display_rating(anchor_rating(lv)) for lv in ("basic", "normal", "strong")}
+    level = min(shown, key=lambda lv: abs(shown[lv] - 1430))
+    assert [(b.bot, b.original) for b in bots] == [(level, f"bot:{level}")] * 2
     # Bots have names of their own, never compass points (which are true from one side only).
     assert all(b.name in BOT_NAMES for b in bots) and len({b.name for b in bots}) == 2
     await bridge.abandon_table(seated.room_id)

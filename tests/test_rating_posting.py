@@ -388,8 +388,9 @@ def test_the_reported_game_reads_right_now() -> None:
     lines = record["ratings"]
     # The bots were not compared with themselves, and nobody's number moved for a bot.
     assert lines["bot:strong"]["change"] == 0 and set(after) == {"me"}
-    # The player beat one bot and lost to two stronger-than-new ones: a loss overall, shown as
-    # one, and the number shown is the one the change leads to.
-    assert lines["me"]["change"] < 0
+    # The player beat one bot and lost to two, all three rated well above a newcomer (the
+    # calibrated strong anchor): about what was expected, so a small change either way, never
+    # the bots' +287 of the report; the number shown is the one the change leads to.
+    assert -100 < lines["me"]["change"] < 50
     assert lines["me"]["after"]["display"] == 1500 + lines["me"]["change"]
     assert lines["me"]["after"]["provisional"] is True

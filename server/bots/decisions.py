@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -107,7 +108,12 @@ class _Thought:
     runner: int = -1
 
 
-def _think(view: dict[str, Any], level: BotLevel, rng_seed: int | None) -> _Thought:
+def _think(
+    view: dict[str, Any],
+    level: BotLevel,
+    rng_seed: int | None,
+    stop: Callable[[], bool] | None = None,
+) -> _Thought:
     k = knowledge_of(view)
     rng = random.Random(view_seed(view) if rng_seed is None else rng_seed)
     me = k.seat
@@ -116,7 +122,7 @@ def _think(view: dict[str, Any], level: BotLevel, rng_seed: int | None) -> _Thou
         return _Thought(Decision("moon", moon=choice, bot=level.id), k)
     if k.phase == "passing" and k.direction and not k.passes_done[me] and not k.passed:
         if level.search:
-            result = search_pass(k, level, rng)
+            result = search_pass(k, level, rng, stop)
             cards = result.options[0].cards
         else:
             result, cards = None, basic_pass(k.hand)
@@ -127,7 +133,7 @@ def _think(view: dict[str, Any], level: BotLevel, rng_seed: int | None) -> _Thou
             card = legal.bit_length() - 1  # one legal card: no search
             return _Thought(Decision("play", (card_name(card),), bot=level.id), k, legal)
         if level.search:
-            result = search_play(k, legal, level, rng)
+            result = search_play(k, legal, level, rng, stop)
             card = result.options[0].card
             runner = result.runner
         else:
@@ -137,9 +143,20 @@ def _think(view: dict[str, Any], level: BotLevel, rng_seed: int | None) -> _Thou
     return _Thought(Decision("wait", bot=level.id), k)
 
 
-def decide(view: dict[str, Any], level: str = "strong", rng_seed: int | None = None) -> Decision:
-    """What the bot at ``view["seat"]`` sends now. Deterministic for a given view and seed."""
-    return _think(view, bot_level(level), rng_seed).decision
+def decide(
+    view: dict[str, Any],
+    level: str = "strong",
+    rng_seed: int | None = None,
+    stop: Callable[[], bool] | None = None,
+) -> Decision:
+    """What the bot at ``view["seat"]`` sends now. Deterministic for a given view and seed.
+
+    ``stop``, if given, is the caller's clock: the search asks it between batches of deals and,
+    once it says so, answers with its best so far. The level's budget counts card plays, so
+    ``stop`` only ever cuts a search short on a machine too loaded to finish it in time; then,
+    and only then, the decision may depend on the load.
+    """
+    return _think(view, bot_level(level), rng_seed, stop).decision
 
 
 def hint(view: dict[str, Any], level: str = "strong", rng_seed: int | None = None) -> Hint:

@@ -117,21 +117,21 @@ def knowledge_of(view: dict[str, Any]) -> Knowledge:
         sequences.append((leader if leader is not None else -1, trick, -1))
     for number, (lead_seat, cards, winner) in enumerate(sequences):
         led = cards[0] // 13
-        for i, c in enumerate(cards):
+        for i, card in enumerate(cards):
             s = (lead_seat + i) & 3
-            played |= 1 << c
-            played_by[s] |= 1 << c
+            played |= 1 << card
+            played_by[s] |= 1 << card
             if i == 0:
-                if c // 13 == 3 and not broken and number > 0:
+                if card // 13 == 3 and not broken and number > 0:
                     # A heart led before hearts broke: that hand was nothing but hearts.
                     shown[s] |= ~HEARTS_MASK & FULL_DECK
-            elif c // 13 != led:
+            elif card // 13 != led:
                 cannot[s] |= SUIT_MASKS[led]  # did not follow: out of the suit led
-                if number == 0 and (1 << c) & POINT_CARDS:
+                if number == 0 and (1 << card) & POINT_CARDS:
                     # Points on the first trick are allowed only from a hand of nothing else.
                     cannot[s] |= FULL_DECK & ~POINT_CARDS
-        for c in cards:
-            if c // 13 == 3:
+        for card in cards:
+            if card // 13 == 3:
                 broken = True
         if winner >= 0:
             taken[winner] |= sum(1 << c for c in cards)

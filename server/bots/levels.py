@@ -21,12 +21,19 @@ class BotLevel:
     pass_worlds: int  # sampled deals the pass search may try a candidate on, at most
     pass_budget: int  # simulated card plays for the whole pass search
     inference_pool: int  # deals sampled per deal kept, to keep those that explain the play
+    # The opponent model: the chance, at each of another seat's choices in a playout, that it
+    # plays a random legal card rather than the policy's; and how much less likely a sampled
+    # deal is for each of the others' plays the policy would not have made there.
+    noise: float = 0.0
+    surprise: float = 0.25
 
 
 BOT_LEVELS: dict[str, BotLevel] = {
     "basic": BotLevel("basic", "bot:basic", "Basic Bot", False, 0, 0, 0, 0, 0, 1),
     "normal": BotLevel("normal", "bot:normal", "Normal Bot", True, 3000, 16, 32, 24, 4000, 2),
-    "strong": BotLevel("strong", "bot:strong", "Strong Bot", True, 12000, 24, 160, 64, 12000, 3),
+    "strong": BotLevel(
+        "strong", "bot:strong", "Strong Bot", True, 12000, 24, 160, 64, 12000, 3, 0.15, 0.8
+    ),
 }
 DEFAULT_LEVEL = "strong"
 
@@ -36,3 +43,16 @@ def bot_level(level: str) -> BotLevel:
         return BOT_LEVELS[level]
     except KeyError:
         raise ValueError(f"unknown bot level {level!r}; one of {sorted(BOT_LEVELS)}") from None
+
+
+# Each level's TrueSkill rating (mu, sigma) on the service's scale (server/ratings/core.py),
+# from a round-robin of the levels: `python -m load_tests.calibrate_bots` (docs/bots.md has the
+# run). These are the bots' anchor ratings for the ladder to read; "random" is the server's
+# random-legal fallback level. Plain numbers: the ratings code imports this module, not the
+# reverse.
+LEVEL_RATINGS: dict[str, tuple[float, float]] = {
+    "random": (17.44, 0.84),
+    "basic": (29.49, 0.63),
+    "normal": (28.79, 0.63),
+    "strong": (29.79, 0.63),
+}

@@ -23,7 +23,7 @@ MOON_WATCH_POINTS = 10  # points a seat must have taken, all of them, before oth
 CLUBS, DIAMONDS, SPADES, HEARTS = SUIT_MASKS
 
 
-def _highest_rank(mask: int, hand: int) -> int:
+def highest_rank(mask: int, hand: int) -> int:
     """The card of highest rank in ``mask``; ties go to the suit we hold fewest of (a void)."""
     best = -1
     best_key = (-1, 0)
@@ -54,7 +54,7 @@ def choose(
     going for the moon itself.
     """
     if shoots:
-        return _shoot(mine, legal, unplayed, trick)
+        return shoot_card(mine, legal, unplayed, trick)
     if runner == seat:
         runner = -1
     n = len(trick)
@@ -92,7 +92,7 @@ def choose(
     if runner >= 0 and (leader + trick.index(win)) & 3 == runner:
         safe = legal & NON_POINTS
         if safe:
-            return _highest_rank(safe, mine)  # do not feed the runner
+            return highest_rank(safe, mine)  # do not feed the runner
     if legal & QUEEN:
         return 36
     if unplayed & QUEEN:
@@ -102,7 +102,7 @@ def choose(
     hearts = legal & HEARTS_MASK
     if hearts:
         return hearts.bit_length() - 1
-    return _highest_rank(legal, mine)
+    return highest_rank(legal, mine)
 
 
 def _lead(mine: int, legal: int, unplayed: int) -> int:
@@ -131,7 +131,7 @@ def _lead(mine: int, legal: int, unplayed: int) -> int:
     return best
 
 
-def _shoot(mine: int, legal: int, unplayed: int, trick: list[int]) -> int:
+def shoot_card(mine: int, legal: int, unplayed: int, trick: list[int]) -> int:
     others = unplayed & ~mine
     if not trick:
         # Lead a sure winner if there is one (nothing higher out), else the highest card.
@@ -141,7 +141,7 @@ def _shoot(mine: int, legal: int, unplayed: int, trick: list[int]) -> int:
                 top = m.bit_length() - 1
                 if not others & SUIT_MASKS[s] & ~((1 << (top + 1)) - 1):
                     return top
-        return _highest_rank(legal, mine)
+        return highest_rank(legal, mine)
     suit = SUIT_MASKS[trick[0] // 13]
     follow = legal & suit
     if follow:
@@ -149,10 +149,10 @@ def _shoot(mine: int, legal: int, unplayed: int, trick: list[int]) -> int:
         win = max(c for c in trick if (1 << c) & suit)
         return top if top > win else (follow & -follow).bit_length() - 1
     safe = legal & NON_POINTS
-    return _low_rank(safe or legal)
+    return low_rank(safe or legal)
 
 
-def _low_rank(mask: int) -> int:
+def low_rank(mask: int) -> int:
     best = -1
     best_rank = 99
     for s in (0, 1, 2, 3):

@@ -99,12 +99,15 @@ def _race(
     unit: int,
     keep: Callable[[_Arm], bool] | None = None,
     first_cut: int = 16,
+    stop: Callable[[], bool] | None = None,
 ) -> None:
     """Try every live arm on the same deals, a batch at a time, dropping an arm once it is
     clearly worse than the leader on the deals both have seen (paired difference more than
     ``Z`` standard errors). Stops at ``max_worlds`` deals, when ``budget`` (in ``unit`` per
     trial) is spent, or when one arm is left after ``min_worlds``. ``keep`` may drop an arm for
-    a reason of its own (a moon line that is not making the moon)."""
+    a reason of its own (a moon line that is not making the moon). ``stop`` (the caller's
+    clock, asked between batches once every arm has a batch) ends the race early with the
+    best so far: the bounded search for a loaded machine."""
     spent = 0
     n = 0
     while n < max_worlds:
@@ -112,6 +115,8 @@ def _race(
         if len(live) == 1 and n >= min_worlds:
             return
         if n >= min_worlds and spent >= budget:
+            return
+        if n and stop is not None and stop():
             return
         for _ in range(min(BATCH, max_worlds - n)):
             w = world(n)
@@ -170,11 +175,18 @@ def equal_classes(k: Knowledge, legal: int) -> list[int]:
     return classes
 
 
-def _trial_play(k: Knowledge, base: Hand, card: int, shooter: int) -> tuple[float, float, bool]:
+def _trial_play(
+    k: Knowledge,
+    base: Hand,
+    card: int,
+    shooter: int,
+    noise: float,
+    rand: Callable[[], float] | None,
+) -> tuple[float, float, bool]:
     me, scores, rules = k.seat, k.scores, k.rules
     h = base.copy()
     h.play(me, card)
-    play_out(h, shooter)
+    play_out(h, shooter, True, me, noise, rand)
     pts = [points_in(t) for t in h.taken]
     final = scored(pts, scores, rules)
     return final[me], utility(me, scores, rules, final), pts[me] == 26
@@ -190,7 +202,13 @@ def _moon_rate(bases: list[Hand], shooter: int, block: bool) -> float:
     return made / len(bases)
 
 
-def search_play(k: Knowledge, legal: int, level: BotLevel, rng: random.Random) -> SearchResult:
+def search_play(
+    k: Knowledge,
+    legal: int,
+    level: BotLevel,
+    rng: random.Random,
+    stop: Callable[[], bool] | None = None,
+) -> SearchResult:
     classes = equal_classes(k, legal)
     if len(classes) == 1:
         c = classes[0]
@@ -204,14 +222,19 @@ def search_play(k: Knowledge, legal: int, level: BotLevel, rng: random.Random) -
     except NoWorld:
         relaxed = True  # a revoke faked a fact: trust only what cannot be faked
     bases: list[Hand] = []
+    seeds: dict[int, int] = {}  # a deal's own seed for the others' random plays (id of the deal)
 
     # Weigh deals by how well they explain the others' plays, once there are plays to explain.
     pool = level.inference_pool if k.played & ~k.played_by[me] else 1
 
     def world(i: int) -> Hand:
         while len(bases) <= i:
-            for w in plausible_worlds(k, rng, BATCH, relaxed=relaxed, pool=pool):
-                bases.append(Hand.from_position(w, k.tricks, k.trick))
+            for w in plausible_worlds(
+                k, rng, BATCH, relaxed=relaxed, pool=pool, surprise=level.surprise
+            ):
+                base = Hand.from_position(w, k.tricks, k.trick)
+                seeds[id(base)] = rng.getrandbits(32)
+                bases.append(base)
         return bases[i]
 
     probe = [world(i) for i in range(PROBE_WORLDS)]
@@ -228,14 +251,17 @@ def search_play(k: Knowledge, legal: int, level: BotLevel, rng: random.Random) -
         arms += [_Arm(c, c.bit_length() - 1, True) for c in classes]
 
     def trial(a: _Arm, base: object) -> tuple[float, float, bool]:
-        return _trial_play(k, base, a.card, me if a.shoot else runner)  # type: ignore[arg-type]
+        # Every candidate meets the same random plays in a deal: the comparison stays paired.
+        rand = random.Random(seeds[id(base)]).random if level.noise else None
+        shooter = me if a.shoot else runner
+        return _trial_play(k, base, a.card, shooter, level.noise, rand)  # type: ignore[arg-type]
 
     def keep(a: _Arm) -> bool:
         return not a.shoot or a.moons / len(a.values) >= need - SHOOT_SLACK
 
     _race(
         arms, world, trial, level.max_worlds, level.min_worlds, level.play_budget, remaining, keep,
-        FIRST_CUT,
+        FIRST_CUT, stop,
     )  # fmt: skip
     options = [a.option() for a in arms]
     # A moon line counts only if it makes the moon in most deals (fewer once committed).
@@ -293,7 +319,9 @@ def _trial_pass(
     return final[me], utility(me, scores, rules, final), pts[me] == 26
 
 
-def search_pass(k: Knowledge, level: BotLevel, rng: random.Random) -> SearchResult:
+def search_pass(
+    k: Knowledge, level: BotLevel, rng: random.Random, stop: Callable[[], bool] | None = None
+) -> SearchResult:
     deals: list[tuple[list[int], list[int]]] = []
 
     def world(i: int) -> tuple[list[int], list[int]]:
@@ -309,7 +337,7 @@ def search_pass(k: Knowledge, level: BotLevel, rng: random.Random) -> SearchResu
 
     _race(
         arms, world, trial, level.pass_worlds, level.pass_worlds // 4, level.pass_budget, 52,
-        None, PASS_FIRST_CUT,
+        None, PASS_FIRST_CUT, stop,
     )  # fmt: skip
     options = sorted((a.option() for a in arms), key=lambda o: (-o.worlds, -o.value))
     return SearchResult(options, -1, False)

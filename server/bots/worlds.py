@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from server.rules import HEARTS_MASK, POINT_CARDS, SUIT_MASKS, trick_winner
 
 from .knowledge import FULL_DECK, Knowledge
-from .playout import watched
+from .playout import cards_of, watched
 from .policy import choose
 
 SURPRISE = 0.25  # how much less likely a deal is for each play the policy would not have made
 MAX_SURPRISES = 4
+UNLIKE_POLICY = 2  # if every candidate deal has this many surprises, the policy is not a guide
 
 # For each group of the three other seats (a 3-bit set), the eligibility patterns inside it.
 _INSIDE: tuple[tuple[int, ...], ...] = tuple(
@@ -30,21 +31,6 @@ _INSIDE: tuple[tuple[int, ...], ...] = tuple(
 
 
 _PAIR_SEATS = {3: (0, 1), 5: (0, 2), 6: (1, 2)}
-# The cards of every 13-bit suit pattern, so a set becomes a list in four lookups.
-_SUIT_CARDS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
-    tuple(tuple(13 * s + r for r in range(13) if m >> r & 1) for m in range(1 << 13))
-    for s in range(4)
-)
-
-
-def cards_of(mask: int) -> list[int]:
-    t = _SUIT_CARDS
-    return [
-        *t[0][mask & 0x1FFF],
-        *t[1][mask >> 13 & 0x1FFF],
-        *t[2][mask >> 26 & 0x1FFF],
-        *t[3][mask >> 39 & 0x1FFF],
-    ]
 
 
 def _shuffle(cards: list[int], rand: Callable[[], float]) -> None:
@@ -246,13 +232,24 @@ def surprises(k: Knowledge, world: list[int], plays: list[_Play] | None = None) 
 
 
 def plausible_worlds(
-    k: Knowledge, rng: random.Random, n: int, *, relaxed: bool = False, pool: int = 3
+    k: Knowledge,
+    rng: random.Random,
+    n: int,
+    *,
+    relaxed: bool = False,
+    pool: int = 3,
+    surprise: float = SURPRISE,
 ) -> list[list[int]]:
-    """``n`` worlds drawn from ``pool * n`` candidates in proportion to ``SURPRISE ** surprises``:
+    """``n`` worlds drawn from ``pool * n`` candidates in proportion to ``surprise ** surprises``:
     deals that explain how the others played are drawn more often."""
     candidates = [sample_world(k, rng, relaxed=relaxed) for _ in range(n * pool)]
     if pool == 1:
         return candidates
     plays = other_plays(k)
-    weights = [SURPRISE ** surprises(k, w, plays) for w in candidates]
+    counts = [surprises(k, w, plays) for w in candidates]
+    if min(counts) >= UNLIKE_POLICY:
+        # Not one deal explains the play as the policy would have made it: these players do
+        # not play like it, so reading their cards through it would mislead. Draw uniformly.
+        return candidates[:n]
+    weights = [surprise**c for c in counts]
     return rng.choices(candidates, weights=weights, k=n)

@@ -7,24 +7,26 @@ would let a player farm it (lose to it on purpose, then beat it), and would make
 of a bot table contend for one hot record. A fixed anchor instead pins the scale: 1500 against
 the normal bot means the same thing next year as today.
 
-The values below are a first estimate from ``load_tests.bench_bots`` (strong wins 60 % of games
-to 50 among three basic bots, normal about 50 %), read through the pairwise model. Replace them
-with calibrated values when those exist: this table is the only place to change. sigma is
-small because a calibrated bot's strength is well known; it still widens the comparison a
-little, so a result against a bot moves a player slightly less than one against an equally
-certain human.
+The values come from a round-robin of the levels rated with the service's own TrueSkill
+(``load_tests.calibrate_bots``; ``LEVEL_RATINGS`` in server/bots/levels.py, the one place they
+are written). sigma is floored at 1: a calibrated bot's strength is well known, yet a result
+against a bot should move a player slightly less than one against an equally certain human.
 """
 
 from __future__ import annotations
 
+from protocol.messages import BOT_LEVELS
+from server.bots.levels import LEVEL_RATINGS
 from server.ratings.core import MU, SIGMA, Rating
 
+ANCHOR_SIGMA_FLOOR = 1.0
+
 BOT_ANCHORS: dict[str, Rating] = {
-    "basic": Rating(mu=22.0, sigma=1.0),
-    "normal": Rating(mu=25.5, sigma=1.0),
-    "strong": Rating(mu=26.5, sigma=1.0),
+    level: Rating(mu=mu, sigma=max(sigma, ANCHOR_SIGMA_FLOOR))
+    for level, (mu, sigma) in LEVEL_RATINGS.items()
+    if level in BOT_LEVELS and level != "random"
 }
-"""Bot level → its fixed rating. Displayed as round(1500 + 24*(mu - 25)): 1428, 1512, 1536."""
+"""Bot level (that a table can seat) → its fixed rating, shown as round(1500 + 24*(mu - 25))."""
 
 UNCALIBRATED = Rating(MU, SIGMA)
 """A level missing from the table: as uncertain as a newcomer, so it moves players little."""
