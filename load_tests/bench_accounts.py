@@ -20,7 +20,8 @@ import uuid
 
 from load_tests.bench_store import percentile, private_redis
 from server.accounts import AccountPolicy, Accounts, Limit, password_hasher
-from server.store.league import LeagueStore, open_league_store
+from server.store import open_league_store
+from server.store.league import LeagueStore
 
 
 def timed_ms(fn: object, *args: object, rounds: int) -> list[float]:

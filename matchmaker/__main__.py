@@ -35,8 +35,8 @@ from server.bot_pool import BotPool
 from server.config import Settings, choose_redis_url
 from server.room.state import Clocks
 from server.rooms import RoomService
-from server.store import RoomStore, open_store
-from server.store.league import LeagueStore, open_league_store
+from server.store import RoomStore, open_league_store, open_store
+from server.store.league import LeagueStore
 
 log = logging.getLogger("matchmaker")
 

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from matchmaker.matching import DEFAULT_CONFIG, MatchConfig, Table, find_tables
+from server.outage_log import OutageLog
 from server.store.league import LeagueStore
 
 log = logging.getLogger(__name__)
@@ -191,14 +192,16 @@ class Matchmaker:
         """Pass after pass until ``stop``; gives the lease up on the way out."""
         self._running = True
         self._stopping.clear()
+        outage = OutageLog(log, "matchmaker pass (store unreachable?)")
         try:
             while not self._stopping.is_set():
                 try:
                     await self.step()
+                    outage.succeeded()
                 except asyncio.CancelledError:
                     raise
                 except Exception:
-                    log.exception("matchmaker pass failed")
+                    outage.failed()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stopping.wait(), self.interval)
         finally:

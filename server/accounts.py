@@ -44,6 +44,7 @@ from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatc
 from protocol.errors import ProtocolError
 from server.identity import GuestTokens, Identity
 from server.names import NameRefused, check_name, name_key
+from server.outage_log import OutageLog
 from server.store.accounts import Account, AccountStore
 
 log = logging.getLogger(__name__)
@@ -219,6 +220,7 @@ class Accounts:
         """Forever: ``close(holder)`` for every open socket whose session was revoked, on
         whichever node the log-out or new password happened."""
         position = ""
+        outage = OutageLog(log, "polling the session revocation log")
         while True:
             try:
                 position, digests = await self.store.revocations(position)
@@ -226,10 +228,11 @@ class Accounts:
                     for holder in list(self._holders.pop(digest, ())):
                         await close(holder)
                 self._holders = {d: h for d, h in self._holders.items() if h}
+                outage.succeeded()
             except asyncio.CancelledError:
                 raise
             except Exception:
-                log.exception("polling the session revocation log failed")
+                outage.failed()
             await asyncio.sleep(WATCH_EVERY)
 
     # -- the operations -----------------------------------------------------------------------

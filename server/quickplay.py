@@ -20,7 +20,8 @@ from server.ports import Member, NodeServices
 from server.ratings import display_rating
 from server.ratings.posting import post_rated_game, rated_game_from_room
 from server.room.state import RoomState
-from server.store.league import LeagueStore, PostResult, open_league_store
+from server.store import open_league_store
+from server.store.league import LeagueStore, PostResult
 
 log = logging.getLogger(__name__)
 

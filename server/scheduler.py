@@ -8,6 +8,7 @@ import logging
 
 from server.outage_log import OutageLog
 from server.rooms import RoomService
+from server.store import StoreError
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +103,8 @@ class Scheduler:
                 await self.rooms.tick(room_id)
                 if room_id not in self._again:
                     break
+        except StoreError as e:  # an outage: its start and end are logged by the loop
+            log.warning("tick of room %s failed: %s", room_id, e)
         except Exception:
             log.exception("tick of room %s failed", room_id)
         finally:

@@ -234,3 +234,17 @@ async def league_factory(request: pytest.FixtureRequest) -> AsyncIterator[League
 def league(league_factory: LeagueFactory) -> LeagueStore:
     """A fresh league store of each backend in turn, with the default configuration."""
     return league_factory()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Debian's Chromium under Playwright, one per test module (Playwright cannot download one)."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    from tests.browser_support import CHROMIUM_ARGS, chromium_path
+
+    with sync_api.sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()

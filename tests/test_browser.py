@@ -19,13 +19,11 @@ import pytest
 
 from protocol.shuffle import deal_context, seat_commitment
 from tests.browser_support import (
-    CHROMIUM_ARGS,
     DESKTOP,
     INJECT_JS,
     PHONE,
     ROOT,
     Frames,
-    chromium_path,
     click_card,
     new_guest,
     screenshot,
@@ -36,16 +34,6 @@ from tests.server_process import ServerProcess
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 
 sync_api = pytest.importorskip("playwright.sync_api")
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 @pytest.fixture(scope="module")

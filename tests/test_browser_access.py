@@ -10,10 +10,8 @@ from typing import Any
 import pytest
 
 from tests.browser_support import (
-    CHROMIUM_ARGS,
     DESKTOP,
     PHONE,
-    chromium_path,
     new_guest,
     new_page,
     open_table,
@@ -28,16 +26,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 sync_api = pytest.importorskip("playwright.sync_api")
 
 SIZES = {"desktop": DESKTOP, "phone": PHONE}
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 @pytest.fixture(scope="module")

@@ -20,23 +20,13 @@ import pytest
 
 from protocol.account_api import login
 from protocol.client import HeartsClient
-from tests.browser_support import CHROMIUM_ARGS, DESKTOP, PHONE, chromium_path, screenshot
+from tests.browser_support import DESKTOP, PHONE, screenshot
 from tests.client_bots import play_to_the_end
 from tests.server_process import ServerProcess
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 
 sync_api = pytest.importorskip("playwright.sync_api")
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 @pytest.fixture(scope="module")

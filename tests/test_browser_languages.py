@@ -12,11 +12,9 @@ from typing import Any
 import pytest
 
 from tests.browser_support import (
-    CHROMIUM_ARGS,
     DESKTOP,
     INJECT_JS,
     PHONE,
-    chromium_path,
     open_table,
     out_of_view,
     pass_three,
@@ -36,16 +34,6 @@ WORDS = {
     "pt-BR": {"leave": "Sair da mesa", "card": " de ", "dir": "ltr"},
     "ar": {"leave": "غادر الطاولة", "card": "ال", "dir": "rtl"},
 }
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 @pytest.fixture(scope="module")

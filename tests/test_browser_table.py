@@ -14,12 +14,10 @@ from typing import Any
 import pytest
 
 from tests.browser_support import (
-    CHROMIUM_ARGS,
     DESKTOP,
     INJECT_JS,
     PAGE_STATE_JS,
     PHONE,
-    chromium_path,
     click_card,
     new_guest,
     new_page,
@@ -38,16 +36,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 sync_api = pytest.importorskip("playwright.sync_api")
 
 SIZES = {"desktop": DESKTOP, "phone": PHONE}
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 @pytest.fixture(scope="module")

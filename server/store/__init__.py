@@ -7,6 +7,8 @@ nothing else installed); a ``redis://``, ``rediss://`` or ``unix://`` URL means 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from server.store.base import (
     DEFAULT_MAX_LOG,
     Archive,
@@ -19,6 +21,9 @@ from server.store.base import (
 )
 from server.store.memory import MemoryRoomStore
 
+if TYPE_CHECKING:
+    from server.store.league import LeagueStore
+
 __all__ = [
     "DEFAULT_MAX_LOG",
     "Archive",
@@ -29,6 +34,7 @@ __all__ = [
     "StoreUnavailable",
     "StoredEvent",
     "Subscriber",
+    "open_league_store",
     "open_store",
 ]
 
@@ -58,6 +64,22 @@ def open_store(
         return RedisRoomStore(
             url, prefix=prefix, max_log=max_log, wait_replicas=wait_replicas, wait_ms=wait_ms
         )
+    raise ValueError(
+        f"unsupported store URL {url!r}: expected redis://…, redis+cluster://… or nothing"
+    )
+
+
+def open_league_store(url: str | None, *, prefix: str = "hearts") -> LeagueStore:
+    """The league store for ``url``, chosen like ``open_store``: nothing → memory, Redis URL →
+    Redis (under the same ``prefix`` as the room store)."""
+    if not url or url == "memory://":
+        from server.store.league_memory import MemoryLeagueStore
+
+        return MemoryLeagueStore()
+    if url.startswith(("redis://", "rediss://", "unix://", "redis+cluster://", "rediss+cluster://")):
+        from server.store.league_redis import RedisLeagueStore
+
+        return RedisLeagueStore(url, prefix=prefix)
     raise ValueError(
         f"unsupported store URL {url!r}: expected redis://…, redis+cluster://… or nothing"
     )

@@ -345,19 +345,3 @@ class LeagueStore(AccountStore, ABC):
     @abstractmethod
     async def close(self) -> None:
         """Release connections; the store is unusable afterwards."""
-
-
-def open_league_store(url: str | None, *, prefix: str = "hearts") -> LeagueStore:
-    """The league store for ``url``, chosen like ``open_store``: nothing → memory, Redis URL →
-    Redis (under the same ``prefix`` as the room store)."""
-    if not url or url == "memory://":
-        from server.store.league_memory import MemoryLeagueStore
-
-        return MemoryLeagueStore()
-    if url.startswith(("redis://", "rediss://", "unix://", "redis+cluster://", "rediss+cluster://")):
-        from server.store.league_redis import RedisLeagueStore
-
-        return RedisLeagueStore(url, prefix=prefix)
-    raise ValueError(
-        f"unsupported store URL {url!r}: expected redis://…, redis+cluster://… or nothing"
-    )

@@ -25,7 +25,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import msgpack
 import redis.asyncio as aioredis
@@ -35,10 +35,20 @@ from redis.exceptions import RedisError
 
 from server.outage_log import OutageLog
 from server.store.base import StoredEvent, StoreError, StoreUnavailable, Subscriber
-from server.store.redis_client import store_errors
+from server.store.redis_client import Client, store_errors
 
-if TYPE_CHECKING:
-    from server.store.redis_store import RedisRoomStore
+
+class SubscribedStore(Protocol):
+    """What the subscriber uses of ``server.store.redis_store.RedisRoomStore``."""
+
+    _client: Client
+    _subscribers: set[RedisSubscriber]
+
+    def channel(self, room_id: str) -> str: ...
+
+    async def events_since(self, room_id: str, after_seq: int) -> list[StoredEvent] | None: ...
+
+    async def _last_seq(self, room_id: str) -> int: ...
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +92,7 @@ class RedisSubscriber(Subscriber):
     """Seconds of silence after which a reader pings; twice that without a reply and it
     drops the connection, since a half-open TCP connection would otherwise block forever."""
 
-    def __init__(self, store: RedisRoomStore) -> None:
+    def __init__(self, store: SubscribedStore) -> None:
         self._store = store
         self._cluster: RedisCluster | None = (
             store._client if isinstance(store._client, RedisCluster) else None
