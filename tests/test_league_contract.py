@@ -16,6 +16,7 @@ import redis
 
 from matchmaker.matching import QueueEntry
 from server.ratings import Rating, conservative_rating, display_rating
+from server.store import open_league_store
 from server.store.accounts import Account
 from server.store.league import (
     HistoryPoint,
@@ -23,7 +24,6 @@ from server.store.league import (
     LeagueStore,
     PlayerRating,
     PostResult,
-    open_league_store,
 )
 from server.store.league_memory import MemoryLeagueStore
 from server.store.league_redis import RedisLeagueStore
