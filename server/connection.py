@@ -241,7 +241,11 @@ class Connection:
         return await self.enter(c.args["room"], resume_from=c.args["seq"])
 
     async def _view_command(self, c: Command) -> dict[str, Any]:
-        return {"view": await self._view(await self._load(self._room))}
+        # Fresh from the store: a client asks for a view when it doubts what it was sent.
+        state = await self.node.rooms.load(self._room, fresh=True)
+        if state is None:
+            raise ProtocolError("room_not_found")
+        return {"view": await self._view(state)}
 
     async def _leave(self, c: Command) -> dict[str, Any]:
         await self.node.rooms.apply(self._room, Leave(self._player))

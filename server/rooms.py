@@ -158,11 +158,20 @@ class RoomService:
         actor = self.actors.get(room_id)
         async with actor.lock:
             for _ in range(MAX_ATTEMPTS):
-                state = actor.state if actor.fresh else await self._reload(actor)
+                cached = actor.fresh
+                state = actor.state if cached else await self._reload(actor)
                 assert state is not None
                 now = self.clock()
                 shifted, early = self._catch_up(state, now)
-                new, events = step(shifted, command, now)
+                try:
+                    new, events = step(shifted, command, now)
+                except RoomError:
+                    if not cached:
+                        raise
+                    # The copy may be behind another node's commit (fan-out lags, or broke in
+                    # a failover): a refusal is decided on the store's state, never on a guess.
+                    actor.drop()
+                    continue
                 events = early + events
                 data = new.to_bytes()
                 if not events and data == actor.data:

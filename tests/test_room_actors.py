@@ -133,7 +133,7 @@ async def test_fan_out_marks_an_actor_stale_so_it_reloads_before_its_step() -> N
     assert store.loads == 1
 
 
-async def test_a_refused_command_keeps_the_cache_and_changes_nothing() -> None:
+async def test_a_refusal_is_decided_on_the_stores_state_and_changes_nothing() -> None:
     store = CountingStore()
     rooms = service(store)
     room = await seated_room(rooms)
@@ -141,8 +141,29 @@ async def test_a_refused_command_keeps_the_cache_and_changes_nothing() -> None:
     store.loads = store.commits = 0
     with pytest.raises(RoomError):
         await rooms.apply(room, PlayCard("p1", 0))
-    assert store.loads == 0 and store.commits == 0
+    assert store.loads == 1 and store.commits == 0  # refused on the copy: checked once more
     assert await rooms.load(room) == before
+    store.loads = 0
+    with pytest.raises(RoomError):
+        await rooms.apply(room, PlayCard("p1", 0))
+    assert store.loads == 1  # refused again, on the freshly loaded state: no second load
+
+
+async def test_a_move_refused_on_a_stale_copy_is_made_on_the_fresh_state() -> None:
+    store = CountingStore()
+    a, b = service(store), service(store)
+    room = await seated_room(a)
+    await b.load(room)  # b's copy: the shuffle waits for commitments
+    for _ in PLAYERS:
+        await next_move(a, room)  # every seat commits through a: the reveal phase opens
+    state = await a.load(room)
+    assert state is not None and state.shuffle is not None
+    assert state.shuffle["phase"] == "reveal"
+    # On b's stale copy a reveal is out of phase; decided on the store's state, it is made.
+    await b.apply(room, RevealSecret("p0", bytes([1]) * 32))
+    fresh = await a.load(room, fresh=True)
+    assert fresh is not None and fresh.shuffle is not None
+    assert fresh.shuffle["secrets"][0] is not None
 
 
 async def test_an_unconfirmed_commit_drops_the_cache_and_the_room_is_reloaded() -> None:
