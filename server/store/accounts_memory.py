@@ -6,6 +6,7 @@ atomic under asyncio, like its Lua script in Redis.
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from bisect import bisect_right
 
 from server.store.accounts import (
@@ -36,8 +37,9 @@ class MemoryAccounts(AccountStore):
         self._revoked_count += len(digests)
         del self._revoked[:-REVOCATION_LOG]
 
+    @abstractmethod
     def _account_created(self, player_id: str) -> None:
-        raise NotImplementedError
+        """A new account: the league store lists it (on the ladder, once it has played)."""
 
     def is_account(self, player_id: str) -> bool:
         return player_id in self._account_values
