@@ -7,6 +7,7 @@ one-off costs before the memory baseline. Shared by ``load_tests.load`` and ``lo
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import ctypes
 import ipaddress
@@ -34,6 +35,7 @@ from load_tests.scenarios import Endpoint
 from protocol.client import HeartsClient, guest
 
 ROOT = Path(__file__).resolve().parent.parent
+MAX_NODES = 8  # nodes a generator may start here
 
 # Nodes started here answer at once: no bots think, no pause between hands, so the server's own
 # speed sets the pace (what load.py wants). ``Cluster(settings=…)`` replaces them.
@@ -258,3 +260,23 @@ def stop_on_sigterm() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def check_target(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, *, default_nodes: int
+) -> None:
+    """The options every generator shares: nodes started here (--start), or a running service
+    (--url, with --redis-url and --pid to measure it), loopback only."""
+    if args.url is None:
+        args.start = default_nodes if args.start is None else args.start
+        if not 1 <= args.start <= MAX_NODES:
+            parser.error(f"--start must be 1..{MAX_NODES}")
+        if args.redis_url or args.pid:
+            parser.error("--redis-url and --pid go with --url (with --start they are known)")
+        return
+    require_loopback(args.url, "--url")
+    if args.redis_url:
+        require_loopback(args.redis_url, "--redis-url")
+    for pid in args.pid:
+        if not Path(f"/proc/{pid}").exists():
+            parser.error(f"--pid {pid}: no such process")

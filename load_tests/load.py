@@ -33,8 +33,8 @@ from pathlib import Path
 
 from load_tests.cluster import (
     Cluster,
+    check_target,
     endpoint_for,
-    require_loopback,
     stop_on_sigterm,
     warm_up,
 )
@@ -42,7 +42,6 @@ from load_tests.measures import LoopLag, RedisProbe, cpu_seconds, percentile, rs
 from load_tests.scenarios import Endpoint, Stats, Table
 
 MAX_TABLES = 250
-MAX_NODES = 8
 MAX_GAMES = 20
 MAX_DURATION = 600.0
 SETUP_TIMEOUT = 60.0  # connecting and seating every table; not part of --duration
@@ -251,19 +250,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         parser.error(f"--games must be 1..{MAX_GAMES}")
     if not 0 < args.duration <= MAX_DURATION:
         parser.error(f"--duration must be in (0, {MAX_DURATION:g}]")
-    if args.url is None:
-        args.start = 3 if args.start is None else args.start
-        if not 1 <= args.start <= MAX_NODES:
-            parser.error(f"--start must be 1..{MAX_NODES}")
-        if args.redis_url or args.pid:
-            parser.error("--redis-url and --pid go with --url (with --start they are known)")
-    else:
-        require_loopback(args.url, "--url")
-        if args.redis_url:
-            require_loopback(args.redis_url, "--redis-url")
-        for pid in args.pid:
-            if not Path(f"/proc/{pid}").exists():
-                parser.error(f"--pid {pid}: no such process")
+    check_target(parser, args, default_nodes=3)
     return args
 
 

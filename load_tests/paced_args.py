@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import argparse
 import math
-from pathlib import Path
 
-from load_tests.cluster import raise_open_files_limit, require_loopback
+from load_tests.cluster import check_target, raise_open_files_limit
 from load_tests.think import SERVER_BETWEEN_HANDS
 
 MAX_TABLES = 3500
 MAX_DURATION = 900.0
 MAX_PROCS = 16
-MAX_NODES = 8
 FD_SPARE = 200  # descriptors besides the sockets: Redis, logs, pipes, the loop
 BOT_THINK = 0.8  # the server's default bot think time, scaled with the players
 
@@ -79,19 +77,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         parser.error("--ramp-start and --ramp-step must be ≥ 1, --ramp-hold > 0")
     if args.scan_every <= 0:
         parser.error("--scan-every must be > 0")
-    if args.url is None:
-        args.start = 1 if args.start is None else args.start
-        if not 1 <= args.start <= MAX_NODES:
-            parser.error(f"--start must be 1..{MAX_NODES}")
-        if args.redis_url or args.pid:
-            parser.error("--redis-url and --pid go with --url (with --start they are known)")
-    else:
-        require_loopback(args.url, "--url")
-        if args.redis_url:
-            require_loopback(args.redis_url, "--redis-url")
-        for pid in args.pid:
-            if not Path(f"/proc/{pid}").exists():
-                parser.error(f"--pid {pid}: no such process")
+    check_target(parser, args, default_nodes=1)
     limit = raise_open_files_limit()
     sockets = (1 if args.bots else 4) * args.tables
     if math.ceil(sockets / args.procs) + FD_SPARE > limit:
