@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import os
 
 import uvicorn
 
@@ -14,12 +15,13 @@ from server.log_setup import configure
 
 
 def main() -> None:
+    # JSON lines from the first message on (reading the settings may already warn).
+    log_config = configure(os.environ.get("LOG_LEVEL", "INFO"))
     settings = Settings.from_env()
     # Rooms, actors and sockets are long-lived: freeze what start-up made and collect the
     # youngest generation less often, so a full collection does not stall every table at once.
     gc.freeze()
     gc.set_threshold(50_000, 20, 100)
-    log_config = configure(settings.log_level)
     store = "redis " + settings.redis_url if settings.redis_url else "embedded in-process store"
     logging.getLogger("server").info(
         "Hearts Live on http://%s:%d (%s)", settings.host, settings.port, store
