@@ -118,7 +118,7 @@ def bad_ids(binary: bool) -> st.SearchStrategy[Any]:
         st.none(),
         st.booleans(),
         st.floats(),
-        st.lists(st.integers(), max_size=2),
+        st.lists(MSGPACK_INT if binary else st.integers(), max_size=2),
         st.text(min_size=65, max_size=80),
         st.integers(min_value=2**64) if not binary else st.integers(-(2**63), -(2**63)),
     )
