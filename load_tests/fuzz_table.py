@@ -166,7 +166,8 @@ class Attacker:
                 answer = await asyncio.wait_for(self.answers.get(), ANSWER_WAIT)
             except TimeoutError:
                 code = getattr(self.ws, "close_code", None)
-                what = "no answer" if code is None else f"socket closed with {code}"
+                reason = getattr(self.ws, "close_reason", "") or ""
+                what = "no answer" if code is None else f"socket closed with {code} {reason}"
                 problems.append(Problem("", self.name, what, frame.payload))
                 await self.open()
                 tally.reopened += 1
