@@ -27,6 +27,7 @@ CHROMIUM_ARGS = [
 ]
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
+SIZES = {"desktop": DESKTOP, "phone": PHONE}  # every screen is checked at both
 
 
 def chromium_path() -> str:

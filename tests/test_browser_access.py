@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 
 from tests.browser_support import (
-    DESKTOP,
-    PHONE,
+    SIZES,
     new_guest,
     new_page,
     open_table,
@@ -24,9 +23,6 @@ from tests.server_process import ServerProcess
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 
 sync_api = pytest.importorskip("playwright.sync_api")
-
-SIZES = {"desktop": DESKTOP, "phone": PHONE}
-
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[ServerProcess]:

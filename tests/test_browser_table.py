@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from tests.browser_support import (
-    DESKTOP,
     INJECT_JS,
     PAGE_STATE_JS,
     PHONE,
+    SIZES,
     click_card,
     new_guest,
     new_page,
@@ -34,9 +34,6 @@ from tests.server_process import ServerProcess
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 
 sync_api = pytest.importorskip("playwright.sync_api")
-
-SIZES = {"desktop": DESKTOP, "phone": PHONE}
-
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[ServerProcess]:

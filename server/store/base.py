@@ -24,9 +24,10 @@ Usage pattern of a node (sketch)::
 
 from __future__ import annotations
 
+import asyncio
 import math
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Container, Mapping, Sequence
 from dataclasses import dataclass
 
 DEFAULT_MAX_LOG = 5000
@@ -270,6 +271,20 @@ class RoomStore(ABC):
     @abstractmethod
     async def close(self) -> None:
         """Close subscribers and connections; the store is unusable afterwards."""
+
+
+async def next_watched(
+    queue: asyncio.Queue[tuple[str, StoredEvent] | None], watched: Container[str]
+) -> tuple[str, StoredEvent]:
+    """A subscriber's next item: ``None`` on the queue ends the iteration (for later calls too),
+    and an event of a room removed since it was queued is dropped."""
+    while True:
+        item = await queue.get()
+        if item is None:
+            queue.put_nowait(None)
+            raise StopAsyncIteration
+        if item[0] in watched:
+            return item
 
 
 def check_events(events: Sequence[StoredEvent]) -> None:

@@ -24,6 +24,7 @@ from server.store.base import (
     check_deadline,
     check_events,
     check_max_log,
+    next_watched,
 )
 
 
@@ -73,13 +74,7 @@ class MemorySubscriber(Subscriber):
             self._queue.put_nowait((room_id, event))
 
     async def __anext__(self) -> tuple[str, StoredEvent]:
-        while True:
-            item = await self._queue.get()
-            if item is None:
-                self._queue.put_nowait(None)  # later calls end too
-                raise StopAsyncIteration
-            if item[0] in self._rooms:  # drop what was queued before remove()
-                return item
+        return await next_watched(self._queue, self._rooms)
 
 
 class MemoryRoomStore(RoomStore):

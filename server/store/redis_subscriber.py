@@ -34,7 +34,13 @@ from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError
 
 from server.outage_log import OutageLog
-from server.store.base import StoredEvent, StoreError, StoreUnavailable, Subscriber
+from server.store.base import (
+    StoredEvent,
+    StoreError,
+    StoreUnavailable,
+    Subscriber,
+    next_watched,
+)
 from server.store.redis_client import Client, store_errors
 
 
@@ -177,13 +183,7 @@ class RedisSubscriber(Subscriber):
         self._queue.put_nowait(None)
 
     async def __anext__(self) -> tuple[str, StoredEvent]:
-        while True:
-            item = await self._queue.get()
-            if item is None:
-                self._queue.put_nowait(None)  # later calls end too
-                raise StopAsyncIteration
-            if item[0] in self._watched:  # drop what was queued before remove()
-                return item
+        return await next_watched(self._queue, self._watched)
 
     # Links ------------------------------------------------------------------------------------
 
