@@ -176,6 +176,9 @@ class Cluster:
             if self.redis_proc.poll() is None:
                 self.redis_proc.terminate()
             _reap(self.redis_proc, 10)
+        if os.environ.get("HEARTS_LOAD_KEEP"):  # keep the nodes' and Redis's logs to read
+            print(f"load: logs kept in {self.workdir}", file=sys.stderr)
+            return
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 

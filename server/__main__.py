@@ -12,6 +12,7 @@ from protocol.codec import MAX_FRAME_BYTES
 from server.app import create_app
 from server.config import Settings
 from server.log_setup import configure
+from server.ws_protocol import BatchingWebSocketProtocol
 
 
 def main() -> None:
@@ -30,7 +31,7 @@ def main() -> None:
         create_app(settings),
         host=settings.host,
         port=settings.port,
-        ws="websockets-sansio",
+        ws=BatchingWebSocketProtocol,
         ws_max_size=MAX_FRAME_BYTES,
         ws_per_message_deflate=settings.ws_deflate,
         ws_ping_interval=20.0,

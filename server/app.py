@@ -35,6 +35,7 @@ from server.room.game_view import game_view
 from server.room.state import OptionError, parse_options
 from server.rooms import RoomService, public_info
 from server.scheduler import Scheduler
+from server.socket_writer import run_writer
 from server.store import RoomStore, open_store
 from server.web_security import SecurityHeaders, origin_allowed
 
@@ -65,6 +66,7 @@ class Node:
         self.rooms = RoomService(self.store, self.bots)
         self.scheduler = Scheduler(self.rooms, settings.scheduler_interval, settings.outage_after)
         self.hub = Hub(self.store, self.id, self.rooms.actors)
+        self.rooms.on_events = self.hub.committed
         self.presence = Presence(self.id, self.rooms, self.hub, settings.node_ttl)
         self.quickplay = QuickPlay(self)
         self.accounts = Accounts(
@@ -242,7 +244,7 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
         metrics.CONNECTIONS.set(len(node.connections))
         node.sockets.add(ws)
         node.socket_of[conn] = ws
-        writer = asyncio.create_task(_writer(ws, conn))
+        writer = asyncio.create_task(run_writer(ws, conn))
         try:
             while True:
                 message = await ws.receive()
@@ -287,31 +289,6 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
     app = Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(SecurityHeaders)])
     app.state.node = node
     return app
-
-
-async def _writer(ws: WebSocket, conn: Connection) -> None:
-    try:
-        while True:
-            frame = await conn.outbox.get()
-            if frame is None:
-                if conn.closed and not conn.outbox.empty():
-                    continue
-                if conn.closed:
-                    with contextlib.suppress(Exception):
-                        await ws.close(code=1008, reason="too far behind")
-                return
-            if isinstance(frame, bytes):
-                await ws.send_bytes(frame)
-            else:
-                await ws.send_text(frame)
-    except (WebSocketDisconnect, RuntimeError, OSError):
-        return  # the socket is gone; the reader sees it too
-    except Exception:
-        # A frame that cannot be sent must not leave a silent socket that still takes commands.
-        log.exception("could not send to connection %s; closing it", conn.id)
-        conn.closed = True
-        with contextlib.suppress(Exception):
-            await ws.close(code=1011, reason="internal error")
 
 
 async def _pinger(node: Node) -> None:

@@ -37,6 +37,8 @@ class Hub:
         self.node_id = node_id
         self.actors = actors
         self.watchers: dict[str, set[Watcher]] = defaultdict(set)
+        # Per watched room, the newest seq handed to its sockets (absent: not known yet).
+        self._delivered: dict[str, int] = {}
         self._sub: Subscriber | None = None
         self._task: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
@@ -71,11 +73,27 @@ class Hub:
             conns.discard(conn)
             if not conns:
                 del self.watchers[room]
+                self._delivered.pop(room, None)
                 assert self._sub is not None
                 await self._sub.remove(room)
                 await self.store.untrack_room(self.node_id, room)
                 self.actors.forget(room)
                 metrics.ROOMS_WATCHED.set(len(self.watchers))
+
+    def committed(self, room: str, first_seq: int, events: list[Event]) -> None:
+        """This node committed ``events`` as ``first_seq``…: hand them to the room's sockets now.
+
+        The store's fan-out brings them back a round trip later, and every other node gets
+        them from there. Handed over here only when they follow the last seq the sockets were
+        given, so no socket skips an earlier event still on its way from another node; the
+        fan-out then passes over them.
+        """
+        conns = self.watchers.get(room)
+        if not conns or not events or self._delivered.get(room) != first_seq - 1:
+            return
+        self._delivered[room] = first_seq + len(events) - 1
+        for k, event in enumerate(events):
+            _fan_out(conns, room, first_seq + k, event)
 
     async def _pump(self) -> None:
         assert self._sub is not None
@@ -84,12 +102,10 @@ class Hub:
                 async for room, stored in self._sub:
                     self.actors.saw(room, stored.seq)
                     conns = self.watchers.get(room)
-                    if not conns:
-                        continue
-                    event = decode_event(stored.data)
-                    frames: dict[str, bytes | str] = {}  # encoded once per subprotocol
-                    for conn in list(conns):
-                        conn.deliver(room, stored.seq, event, frames)
+                    if not conns or stored.seq <= self._delivered.get(room, 0):
+                        continue  # nobody here watches, or this node's own, handed over already
+                    self._delivered[room] = stored.seq
+                    _fan_out(conns, room, stored.seq, decode_event(stored.data))
                 return
             except asyncio.CancelledError:
                 raise
@@ -98,3 +114,9 @@ class Hub:
                 # by seq; log it and keep pumping.
                 log.exception("event fan-out failed; resubscribing")
                 await asyncio.sleep(0.5)
+
+
+def _fan_out(conns: set[Watcher], room: str, seq: int, event: Event) -> None:
+    frames: dict[str, bytes | str] = {}  # encoded once per subprotocol
+    for conn in conns:
+        conn.deliver(room, seq, event, frames)

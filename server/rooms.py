@@ -88,6 +88,8 @@ class RoomService:
         self.actors = actors if actors is not None else Actors()
         self.retention = retention
         self.on_commit: Callable[[str, float | None], None] | None = None
+        # A commit's events, numbered from the first: this node's sockets get them at once.
+        self.on_events: Callable[[str, int, list[Event]], None] | None = None
         self.outage: tuple[float, float] | None = None  # the last outage (ended, delta)
         # Posts a finished rated game to the league: per-seat rating changes, or None to retry.
         self.post_ratings: (
@@ -210,6 +212,8 @@ class RoomService:
         actor.keep(new, data, actor.version + 1)
         if self.on_commit is not None:
             self.on_commit(actor.room_id, deadline)
+        if self.on_events is not None:
+            self.on_events(actor.room_id, first, events)
         return True
 
     # -- finished hands -----------------------------------------------------------------------

@@ -60,6 +60,7 @@ from server.store.base import (
     check_events,
     check_max_log,
 )
+from server.store.redis_batching import ScriptBatcher
 from server.store.redis_client import (
     Client,
     as_bytes,
@@ -110,6 +111,7 @@ class RedisRoomStore(RoomStore):
         # AsyncScript sends EVALSHA and, on NOSCRIPT (restart, failover, SCRIPT FLUSH),
         # loads the script and sends it again.
         self._commit_script = self._script("commit.lua")
+        self._commits = ScriptBatcher(self._client, self._commit_script)  # group commit
         self._claim_script = self._script("claim_due.lua")
         self._shift_script = self._script("shift_deadlines.lua")
         self._heartbeat_script = self._script("heartbeat.lua")
@@ -225,7 +227,7 @@ class RedisRoomStore(RoomStore):
                 if self.wait_replicas:
                     applied = await self._commit_and_wait(keys, args)
                 else:
-                    applied = await self._commit_script(keys=keys, args=args)
+                    applied = await self._commits(keys, args)
         except StoreError as exc:
             if isinstance(exc.__cause__, ResponseError) and "event seq" in str(exc):
                 raise ValueError(str(exc)) from exc
