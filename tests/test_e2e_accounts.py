@@ -73,7 +73,8 @@ def call(
 
 
 def unique(prefix: str) -> str:
-    return f"{prefix}{secrets.token_hex(3)}"
+    # A closing letter: a random hex tail like "b07" reads as "bot", a name kept for bots.
+    return f"{prefix}{secrets.token_hex(3)}x"
 
 
 async def auth_code(server: ServerProcess, token: str) -> str:
