@@ -70,7 +70,7 @@ async def _rated_game_against_bots(server: ServerProcess, token: str) -> dict[st
 
 
 def test_sign_up_log_out_log_in_and_the_player_page(browser: Any, server: ServerProcess) -> None:
-    name = f"Ada{secrets.token_hex(2)}"
+    name = f"Ada{secrets.token_hex(2)}x"  # a hex tail like b07 reads as "bot"
     context, page, problems = _page(browser, DESKTOP)
     page.goto(server.base)
     page.fill("#name-input", name)
