@@ -26,7 +26,7 @@ from protocol.codec import JSON, MSGPACK, Codec
 
 from .fuzz_frames import Frame, answer_problems, comparable_view, trace_text
 
-READ_ONLY = frozenset({"view", "ping", "pong", "audit", "hint", "ladder", "auth"})
+READ_ONLY = frozenset({"view", "ping", "audit", "hint", "ladder", "auth"})
 RACES = frozenset(  # what a prompt's own answer may meet when the seat's other socket moved first
     {
         "wrong_phase",

@@ -134,8 +134,6 @@ class Seat:
             self._event(message)
         elif kind == "ok" or kind == "error":
             self._answer(message)
-        elif kind == "ping":
-            self.ws.send(self.codec.encode({"type": "pong", "id": 0, "t": message["t"]}))
 
     def _closed(self, code: int | None) -> None:
         if self._decision is not None:
@@ -148,8 +146,6 @@ class Seat:
 
     def _answer(self, message: dict[str, Any]) -> None:
         cid = message.get("re")
-        if cid == 0:
-            return  # the answer to a pong
         future = self._waiting.get(cid) if isinstance(cid, int) else None
         if future is not None:
             if not future.done():

@@ -467,9 +467,7 @@ class HeartsClient:
                 message = self.codec.decode(frame)
                 self.frames.append(message)
                 kind = message.get("type")
-                if kind == "ping":
-                    await ws.send(self.codec.encode({"type": "pong", "id": 0, "t": message["t"]}))
-                elif kind in ("ok", "error"):
+                if kind in ("ok", "error"):
                     self._answer(message)
                 elif kind == "matched":  # the matchmaker seated this player: now in a room
                     self.room, self.seat = message["room"], message["seat"]

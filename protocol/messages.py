@@ -119,7 +119,6 @@ COMMANDS: dict[str, dict[str, tuple[Check, bool]]] = {
     "end_game": {},
     "hint": {},
     "ping": {"t": (_number, False)},
-    "pong": {"t": (_number, True)},
     "open_room": {"options": (_options, False)},
     "commit": {"commitment": (_hex32, True)},
     "reveal": {"secret": (_hex32, True)},

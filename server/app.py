@@ -38,13 +38,10 @@ from server.scheduler import Scheduler
 from server.socket_writer import run_writer
 from server.store import RoomStore, open_store
 from server.web_security import SecurityHeaders, origin_allowed
+from server.ws_protocol import ROUND_TRIP
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).parent / "static"
-# Every 15 s: the round trip behind the lag credit changes slowly, and at 10,000 sockets a 5 s
-# period made the pongs outnumber the cards played (paced load generator).
-SERVER_PING_EVERY = 15.0
-PING_BATCH = 200
 
 
 class BadBody(ValueError):
@@ -77,13 +74,11 @@ class Node:
         self.socket_of: dict[Connection, WebSocket] = {}  # to close a revoked session's socket
         self._revocations: asyncio.Task[None] | None = None
         self.draining = False
-        self._pinger: asyncio.Task[None] | None = None
 
     def invite_link(self, room: str) -> str:
         return f"{self.settings.public_url.rstrip('/')}/r/{room}"
 
     async def start(self) -> None:
-        self._pinger = asyncio.create_task(_pinger(self), name="pinger")
         await self.hub.start()
         await self.scheduler.start()
         await self.presence.start()
@@ -99,8 +94,6 @@ class Node:
 
     async def stop(self) -> None:
         self.draining = True
-        if self._pinger is not None:
-            self._pinger.cancel()
         # Drain: close every socket with "service restart" so clients reconnect elsewhere.
         for ws in list(self.sockets):
             with contextlib.suppress(Exception):
@@ -240,6 +233,9 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
             return
         await ws.accept(subprotocol=chosen)
         conn = Connection(node, Codec(chosen or JSON))
+        measured = ws.scope.get("extensions", {}).get(ROUND_TRIP)
+        if measured is not None:
+            conn.round_trip = measured["round_trip"]
         node.connections.add(conn)
         metrics.CONNECTIONS.set(len(node.connections))
         node.sockets.add(ws)
@@ -289,19 +285,3 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
     app = Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(SecurityHeaders)])
     app.state.node = node
     return app
-
-
-async def _pinger(node: Node) -> None:
-    """The server's own pings: the client's pong gives the RTT behind the lag credit.
-
-    One task for every socket of the node (a task per socket cost a KiB each), spread over the
-    interval so a node with thousands of sockets sends no burst.
-    """
-    while True:
-        conns = list(node.connections)
-        pause = SERVER_PING_EVERY / max(1, len(conns) // PING_BATCH + 1)
-        for k in range(0, max(1, len(conns)), PING_BATCH):
-            now = node.rooms.clock()
-            for conn in conns[k : k + PING_BATCH]:
-                conn.push({"type": "ping", "t": now})
-            await asyncio.sleep(pause)

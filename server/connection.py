@@ -44,6 +44,7 @@ from server.room.state import OptionError, RoomState, parse_options
 from server.room.views import event_message, room_view, visible
 from server.rooms import decode_event
 from server.store import StoreError
+from server.ws_protocol import RoundTrip
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +75,8 @@ class Connection:
         self.room: str | None = None
         self.seat: int | None = None
         self.last_seq = 0
-        self.rtt = 0.0
+        # The socket's ping round trip, kept by the WebSocket protocol (server/ws_protocol.py).
+        self.round_trip = RoundTrip()
         self.outbox: asyncio.Queue[bytes | str | None] = asyncio.Queue()
         self._held: list[tuple[int, Event]] | None = None
         self._tokens = RATE_BURST
@@ -190,11 +192,6 @@ class Connection:
     async def _ping(self, c: Command) -> dict[str, Any]:
         return {"t": c.args.get("t"), "server_time": self.node.rooms.clock()}
 
-    async def _pong(self, c: Command) -> dict[str, Any]:
-        # The server's own ping came back: RTT for the lag credit (capped by the room).
-        self.rtt = max(0.0, min(10.0, self.node.rooms.clock() - c.args["t"]))
-        return {}
-
     async def _auth(self, c: Command) -> dict[str, Any]:
         if self.identity is not None:
             raise ProtocolError("already_authenticated")
@@ -263,7 +260,8 @@ class Connection:
 
     async def _move(self, c: Command) -> dict[str, Any]:
         """A command the room's state machine takes (see ``ROOM_COMMANDS``)."""
-        command = ROOM_COMMANDS[c.type](self._player, c.args, self.rtt / 2)
+        # The lag credit: half the round trip (the room caps it).
+        command = ROOM_COMMANDS[c.type](self._player, c.args, self.round_trip.seconds / 2)
         state, events = await self.node.rooms.apply(self._room, command)
         # The step's events are first_seq..seq: a prompt before first_seq is already answered.
         return {"seq": state.seq, "first_seq": state.seq - len(events) + 1}
@@ -369,7 +367,6 @@ ROOM_COMMANDS: dict[str, Callable[[str, dict[str, Any], float], RoomCommand]] = 
 # Every command of protocol.messages.COMMANDS: its handler and what it needs.
 HANDLERS: dict[str, tuple[Handler, int]] = {
     "ping": (Connection._ping, ANYONE),
-    "pong": (Connection._pong, ANYONE),
     "auth": (Connection._auth, ANYONE),
     "queue": (Connection._queue, AUTHENTICATED),
     "unqueue": (Connection._unqueue, AUTHENTICATED),

@@ -278,10 +278,6 @@ def test_a_whole_game_with_bots_a_watcher_and_a_dropped_connection(
         if f.get("type") == "error" and f.get("code") in ("bad_field", "malformed_frame")
     ]
     assert refused == []
-    # The server's pings were answered.
-    pings = [f for f in frames.received if f.get("type") == "ping"]
-    if pings:
-        assert {p["t"] for p in frames.sent_of("pong")} >= {pings[0]["t"]}
 
     _check_fair_deal(page, frames, hands_seen)
 

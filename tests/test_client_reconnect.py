@@ -42,11 +42,9 @@ class Peer:
         self.received: list[dict[str, Any]] = []
 
     async def recv(self) -> dict[str, Any]:
-        while True:
-            message = msgpack.unpackb(await self.ws.recv())
-            if message["type"] != "pong":
-                self.received.append(message)
-                return message
+        message = msgpack.unpackb(await self.ws.recv())
+        self.received.append(message)
+        return message
 
     async def send(self, message: dict[str, Any]) -> None:
         await self.ws.send(msgpack.packb(message))

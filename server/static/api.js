@@ -1,7 +1,8 @@
 // Talking to the server: the guest identity over HTTP, and one WebSocket (JSON subprotocol)
 // that survives drops. The protocol is docs/protocol.md; what this module adds is the
 // bookkeeping every client needs: request ids, the room's last seq, resume after a reconnect,
-// pong answers, and an estimate of the server's clock.
+// and an estimate of the server's clock. (Pings are WebSocket control frames: the browser
+// answers them.)
 
 const GUEST_KEY = "hearts.guest";
 const SUBPROTOCOL = "hearts.v1.json";
@@ -59,7 +60,7 @@ export class Connection extends EventTarget {
     this.token = token;
     this.url = url || `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws`;
     this.ws = null;
-    this.nextId = 1; // 0 is the id of every pong
+    this.nextId = 1;
     this.pending = new Map();
     this.room = null;
     this.seq = 0;
@@ -200,11 +201,6 @@ export class Connection extends EventTarget {
       return;
     }
     this.dispatchEvent(new CustomEvent("frame", { detail: frame }));
-    if (frame.type === "ping") {
-      // The server's own ping: the round trip gives our lag credit on the clocks.
-      this.ws.send(JSON.stringify({ type: "pong", id: 0, t: frame.t }));
-      return;
-    }
     if (frame.type === "event") {
       if (this.held) this.held.push(frame);
       else this._event(frame);
