@@ -46,6 +46,11 @@ FAST_SETTINGS = {
 }
 
 
+def _node_module() -> str:
+    """The server, or the server under a CPU profile (``load_tests.profiled_node``)."""
+    return "load_tests.profiled_node" if os.environ.get("HEARTS_LOAD_PROFILE") else "server"
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -149,7 +154,7 @@ class Cluster:
             }
             self.node_ports.append(port)
             self.node_procs.append(
-                self._spawn(f"node{i + 1}", [sys.executable, "-m", "server"], env)
+                self._spawn(f"node{i + 1}", [sys.executable, "-m", _node_module()], env)
             )
         for i, (port, proc) in enumerate(zip(self.node_ports, self.node_procs, strict=True)):
             url = f"http://127.0.0.1:{port}/readyz"

@@ -32,6 +32,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from server import metrics
 from server.store.base import StoreError, StoreUnavailable
+from server.store.redis_packing import use_hiredis_packing
 
 SINGLE_SCHEMES = ("redis://", "rediss://", "unix://")
 CLUSTER_SCHEMES = ("redis+cluster://", "rediss+cluster://")
@@ -89,7 +90,9 @@ class _Cluster(RedisCluster):
 def connect(url: str) -> Client:
     """A lazily connecting client for ``url``; bytes in and out (states and events are opaque)."""
     if not is_cluster_url(url):
-        return aioredis.Redis.from_url(url, decode_responses=False)
+        single = aioredis.Redis.from_url(url, decode_responses=False)
+        use_hiredis_packing(single)
+        return single
     scheme, rest = url.split("://", 1)
     plain = scheme.replace("+cluster", "")
     hosts, _, tail = rest.partition("/")
@@ -103,7 +106,7 @@ def connect(url: str) -> Client:
     for seed in seeds[1:]:
         host, _, port = seed.rpartition(":")
         startup.append(ClusterNode(host, int(port)))
-    return _Cluster.from_url(
+    cluster = _Cluster.from_url(
         first,
         decode_responses=False,
         startup_nodes=startup or None,
@@ -112,6 +115,8 @@ def connect(url: str) -> Client:
         # after the first refused connection.
         retry=Retry(ExponentialWithJitterBackoff(base=0.05, cap=1.0), retries=8),
     )
+    use_hiredis_packing(cluster)
+    return cluster
 
 
 def load_script(name: str) -> str:

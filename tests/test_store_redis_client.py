@@ -1,5 +1,6 @@
-"""Group commit (``server.store.redis_batching``): commits of one loop turn share a round trip,
-and each keeps its own answer. On one Redis and on a Redis Cluster."""
+"""The Redis client's cost per command, on one Redis and on a Redis Cluster: group commit
+(``server.store.redis_batching``: commits of one loop turn share a round trip, each keeping
+its own answer) and commands packed by hiredis (``server.store.redis_packing``)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 import redis
+from redis.asyncio.cluster import RedisCluster
 
 from server.store import Snapshot, StoredEvent
+from server.store.redis_packing import PackedConnection
 from server.store.redis_store import RedisRoomStore
 
 if TYPE_CHECKING:
@@ -84,4 +87,25 @@ async def test_a_lone_commit_is_sent_as_it_is(store_factory: StoreFactory) -> No
     assert await store.commit("solo", 1, b"v2", [ev(1)], None)
     assert store._commits.round_trips - before == 1
     assert await store.load_room("solo") == Snapshot(2, b"v2")
+    await store.close()
+
+
+async def test_every_connection_packs_its_commands_with_hiredis(
+    store_factory: StoreFactory,
+) -> None:
+    store = redis_only(store_factory)
+    await store.create_room("packed", b"v1", [ev(1)], None)  # connects (and finds the nodes)
+    assert await store.load_room("packed") == Snapshot(1, b"v1")
+    client = store._client
+    if isinstance(client, RedisCluster):
+        classes = {node.connection_class for node in client.get_nodes()}
+        assert classes and classes <= {PackedConnection}
+        template = client.nodes_manager.connection_kwargs["connection_class"]
+        assert template is PackedConnection  # for nodes a failover or resharding adds
+    else:
+        assert client.connection_pool.connection_class is PackedConnection
+    # A command name of two words goes out as two arguments, as redis-py sends it.
+    assert PackedConnection(host="x").pack_command("SCRIPT LOAD", "return 1") == [
+        b"*3\r\n$6\r\nSCRIPT\r\n$4\r\nLOAD\r\n$8\r\nreturn 1\r\n"
+    ]
     await store.close()
