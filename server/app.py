@@ -35,7 +35,7 @@ from server.room.game_view import game_view
 from server.room.state import OptionError, parse_options
 from server.rooms import RoomService, public_info
 from server.scheduler import Scheduler
-from server.socket_writer import run_writer
+from server.socket_writer import start_writer
 from server.store import RoomStore, open_store
 from server.web_security import SecurityHeaders, origin_allowed
 from server.ws_protocol import ROUND_TRIP
@@ -240,7 +240,7 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
         metrics.CONNECTIONS.set(len(node.connections))
         node.sockets.add(ws)
         node.socket_of[conn] = ws
-        writer = asyncio.create_task(run_writer(ws, conn))
+        writer = start_writer(ws, conn)
         try:
             while True:
                 message = await ws.receive()
@@ -251,20 +251,18 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
                     frame = message.get("bytes") or b""
                 await conn.on_frame(frame)
         except Closing as e:
-            conn.outbox.put_nowait(None)
-            await asyncio.wait_for(writer, 2.0) if not writer.done() else None
+            await writer.drain()  # the answer that came before the close
             with contextlib.suppress(Exception):
                 await ws.close(code=e.code, reason=e.reason)
         except (WebSocketDisconnect, RuntimeError):
             pass
         finally:
-            conn.outbox.put_nowait(None)
             node.connections.discard(conn)
             metrics.CONNECTIONS.set(len(node.connections))
             node.sockets.discard(ws)
             node.socket_of.pop(conn, None)
             await conn.on_close()
-            writer.cancel()
+            writer.stop()
 
     routes = [
         Route("/healthz", healthz),

@@ -7,7 +7,6 @@ with a stable code and changes nothing; no exception reaches a client as a stack
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import secrets
 import time
@@ -77,7 +76,11 @@ class Connection:
         self.last_seq = 0
         # The socket's ping round trip, kept by the WebSocket protocol (server/ws_protocol.py).
         self.round_trip = RoundTrip()
-        self.outbox: asyncio.Queue[bytes | str | None] = asyncio.Queue()
+        # Encoded frames waiting for the socket's writer (server/socket_writer.py), which
+        # sets ``wake`` and is called by the first frame that waits.
+        self.pending: list[bytes | str] = []
+        self.wake: Callable[[], None] = _idle
+        self.dropped = False  # fell OUTBOX_LIMIT frames behind: closed once they are sent
         self._held: list[tuple[int, Event]] | None = None
         self._tokens = RATE_BURST
         self._refill = time.monotonic()
@@ -92,12 +95,14 @@ class Connection:
         """Queue an encoded frame for the writer (a client too far behind is dropped)."""
         if self.closed:
             return
-        if self.outbox.qsize() >= OUTBOX_LIMIT:
-            self.closed = True
-            self.outbox.put_nowait(None)  # the writer closes the socket
+        pending = self.pending
+        if len(pending) >= OUTBOX_LIMIT:
+            self.closed = self.dropped = True
+            self.wake()  # the writer sends what is queued, then closes the socket
             return
-        self.outbox.put_nowait(frame)
-        metrics.FRAMES_OUT.inc()
+        pending.append(frame)
+        if len(pending) == 1:
+            self.wake()
 
     def deliver(self, room: str, seq: int, event: Event, frames: Frames | None = None) -> None:
         """An event from the room's stream; held back while a view is being prepared.
@@ -344,6 +349,10 @@ class Connection:
         if state is None:
             raise ProtocolError("room_not_found")
         return state
+
+
+def _idle() -> None:
+    pass  # no writer yet
 
 
 Handler = Callable[[Connection, Command], Awaitable[dict[str, Any]]]

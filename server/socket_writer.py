@@ -1,78 +1,149 @@
-"""One socket's writer: the connection's outbox to the wire, as many frames per write as wait.
+"""One socket's writer: the frames waiting in its connection, to the wire.
 
 Fan-out queues a table's events for a socket in one go, and a move's ``ok`` follows its own
-events: the writer takes everything that is waiting and, where the server offers it
-(``server.ws_protocol``), sends it all in one write to the socket.
+events in the same step of the event loop. The writer is woken by the first frame that waits and
+sends them all together once that step is done.
+
+- ``DirectWriter``, on this server's own WebSocket protocol (``server.ws_protocol``): a callback,
+  not a task. It writes everything waiting in one write; when the socket's buffer is full the
+  frames keep waiting (and more join them) until the protocol says it has drained.
+- ``TaskWriter``, on any other ASGI server: a task that sends each frame as an ASGI message.
+
+A connection that falls ``OUTBOX_LIMIT`` frames behind (``Connection.dropped``) gets what was
+queued, then a close with 1008.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from server import metrics
 from server.connection import Connection
-from server.ws_protocol import BATCH
+from server.ws_protocol import DIRECT, DirectSend
 
 log = logging.getLogger(__name__)
 
-MAX_BATCH = 64  # frames per write: a client far behind still gets its frames in steps
-
-Send = Callable[[Sequence[bytes | str]], Awaitable[None]]
+DRAIN_SECONDS = 2.0  # the most a closing socket waits for its last frames to go
 
 
-def batch_sender(ws: WebSocket) -> Send:
-    """How this socket sends a list of frames: one write if the server can, else one each."""
-    if BATCH in ws.scope.get("extensions", {}):
-        # Starlette's own send refuses a message type it does not know: the ASGI send under it.
-        asgi_send: Callable[[dict[str, Any]], Awaitable[None]] = ws._send
-
-        async def send_batch(frames: Sequence[bytes | str]) -> None:
-            await asgi_send({"type": BATCH, "frames": frames})
-
-        return send_batch
-
-    async def send_each(frames: Sequence[bytes | str]) -> None:
-        for frame in frames:
-            if isinstance(frame, bytes):
-                await ws.send_bytes(frame)
-            else:
-                await ws.send_text(frame)
-
-    return send_each
+def _idle() -> None:
+    pass
 
 
-async def run_writer(ws: WebSocket, conn: Connection) -> None:
-    """Send the outbox until its end (``None``); a closed connection's rest is drained first."""
-    send = batch_sender(ws)
-    outbox = conn.outbox
-    try:
-        while True:
-            batch = [await outbox.get()]
-            while len(batch) < MAX_BATCH and not outbox.empty():
-                batch.append(outbox.get_nowait())
-            frames: list[bytes | str] = []
-            for k, frame in enumerate(batch):
-                if frame is not None:
-                    frames.append(frame)
-                    continue
-                if conn.closed and (k + 1 < len(batch) or not outbox.empty()):
-                    continue  # dropped for falling behind: what is queued still goes out
-                if frames:
-                    await send(frames)
-                if conn.closed:
-                    with contextlib.suppress(Exception):
-                        await ws.close(code=1008, reason="too far behind")
-                return
-            await send(frames)
-    except (WebSocketDisconnect, RuntimeError, OSError):
-        return  # the socket is gone; the reader sees it too
-    except Exception:
-        # A frame that cannot be sent must not leave a silent socket that still takes commands.
-        log.exception("could not send to connection %s; closing it", conn.id)
-        conn.closed = True
-        with contextlib.suppress(Exception):
-            await ws.close(code=1011, reason="internal error")
+class DirectWriter:
+    def __init__(self, ws: WebSocket, conn: Connection, send: DirectSend) -> None:
+        self.ws, self.conn, self.send = ws, conn, send
+        self._loop = asyncio.get_running_loop()
+        self._scheduled = False
+        self._closing: asyncio.Future[None] | None = None
+        conn.wake = self.wake
+        send.on_writable = self.wake
+
+    def wake(self) -> None:
+        if not self._scheduled:
+            self._scheduled = True
+            self._loop.call_soon(self.flush)  # after the rest of this step has queued its frames
+
+    def flush(self) -> None:
+        self._scheduled = False
+        conn = self.conn
+        frames = conn.pending
+        try:
+            if frames:
+                if not self.send.write(frames):
+                    return  # the buffer is full: on_writable wakes us
+                conn.pending = []
+                metrics.FRAMES_OUT.inc(len(frames))
+        except OSError:
+            conn.pending = []  # the socket is gone; its reader sees that too
+            return
+        except Exception:
+            # A frame that cannot be sent must not leave a silent socket that takes commands.
+            log.exception("could not send to connection %s; closing it", conn.id)
+            conn.closed = True
+            conn.pending = []
+            self._close(1011, "internal error")
+            return
+        if conn.dropped:
+            self._close(1008, "too far behind")
+
+    def _close(self, code: int, reason: str) -> None:
+        if self._closing is None:
+            self._closing = asyncio.ensure_future(_close(self.ws, code, reason))
+
+    async def drain(self) -> None:
+        """Send what waits now (a closing socket's last answer)."""
+        self.flush()
+
+    def stop(self) -> None:
+        self.conn.wake = _idle
+        self.send.on_writable = None
+
+
+class TaskWriter:
+    def __init__(self, ws: WebSocket, conn: Connection) -> None:
+        self.ws, self.conn = ws, conn
+        self._waiting = asyncio.Event()
+        self._idle = asyncio.Event()
+        self._idle.set()
+        conn.wake = self._waiting.set
+        self._task = asyncio.create_task(self._run(), name=f"writer {conn.id}")
+
+    async def _run(self) -> None:
+        conn = self.conn
+        try:
+            while True:
+                await self._waiting.wait()
+                self._waiting.clear()
+                self._idle.clear()
+                frames, conn.pending = conn.pending, []
+                for frame in frames:
+                    if isinstance(frame, bytes):
+                        await self.ws.send_bytes(frame)
+                    else:
+                        await self.ws.send_text(frame)
+                metrics.FRAMES_OUT.inc(len(frames))
+                if conn.dropped:
+                    await _close(self.ws, 1008, "too far behind")
+                    return
+                if not conn.pending:
+                    self._idle.set()
+        except (WebSocketDisconnect, RuntimeError, OSError):
+            return  # the socket is gone; the reader sees it too
+        except Exception:
+            log.exception("could not send to connection %s; closing it", conn.id)
+            conn.closed = True
+            await _close(self.ws, 1011, "internal error")
+        finally:
+            self._idle.set()
+
+    async def drain(self) -> None:
+        if self.conn.pending:
+            self._idle.clear()
+            self._waiting.set()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._idle.wait(), DRAIN_SECONDS)
+
+    def stop(self) -> None:
+        self.conn.wake = _idle
+        self._task.cancel()
+
+
+Writer = DirectWriter | TaskWriter
+
+
+def start_writer(ws: WebSocket, conn: Connection) -> Writer:
+    """The writer for this socket: direct on this server's protocol, else a task."""
+    direct = ws.scope.get("extensions", {}).get(DIRECT)
+    if direct is not None:
+        return DirectWriter(ws, conn, direct["send"])
+    return TaskWriter(ws, conn)
+
+
+async def _close(ws: WebSocket, code: int, reason: str) -> None:
+    with contextlib.suppress(Exception):
+        await ws.close(code=code, reason=reason)

@@ -1,12 +1,13 @@
-"""uvicorn's sans-I/O WebSocket protocol, plus one write for a batch of messages.
+"""uvicorn's sans-I/O WebSocket protocol, plus a direct send of many messages in one write.
 
 A card played at a table sends each seat two or three messages (``card_played``, ``turn``, a
-``your_turn``, the mover's ``ok``). Sent one ASGI message at a time, each is its own write to
-the socket, and on loopback a write is the most expensive thing a node does (a py-spy profile of
-the paced load put 31 % of the node in ``transport.write`` and the loop's own send path). This
-protocol advertises the ASGI extension ``BATCH`` in the scope; the app sends
-``{"type": BATCH, "frames": [...]}`` and every frame goes out as its own WebSocket message, all
-in one write.
+``your_turn``, the mover's ``ok``). Sent as ASGI messages, each is a coroutine call through
+every middleware, then its own write to the socket. This protocol puts a ``DirectSend`` in the
+scope's extensions (``DIRECT``): the app calls ``write(frames)`` from plain code (no task, no
+await) and every frame goes out as its own WebSocket message, all in one write. Without
+permessage-deflate (the default: msgpack frames are small) it frames them itself: an unmasked,
+unfragmented frame is a two- to ten-byte header and the payload. When the socket's buffer is
+full, ``write`` declines, and ``on_writable`` is called once it has drained.
 
 It also hands the app the round trip of its WebSocket pings (``ROUND_TRIP``): every WebSocket
 implementation answers a ping by itself, browsers included, so the clocks' lag credit needs no
@@ -17,6 +18,8 @@ Everything else is uvicorn's.
 
 from __future__ import annotations
 
+import struct
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,10 +27,12 @@ from uvicorn.protocols.utils import ClientDisconnected
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.exceptions import InvalidState
 from websockets.http11 import Request
+from websockets.protocol import OPEN
 
-BATCH = "hearts.websocket.send_batch"
+DIRECT = "hearts.websocket.direct_send"
 ROUND_TRIP = "hearts.websocket.round_trip"
 FIRST_PING = 2.0  # seconds after the handshake
+TEXT, BINARY = 0x81, 0x82  # FIN and the opcode: the first byte of an unfragmented frame
 
 
 @dataclass(slots=True)
@@ -37,15 +42,34 @@ class RoundTrip:
     seconds: float = 0.0
 
 
+class DirectSend:
+    """One socket's direct send, as the app sees it (``scope["extensions"][DIRECT]["send"]``)."""
+
+    __slots__ = ("_protocol", "on_writable")
+
+    def __init__(self, protocol: BatchingWebSocketProtocol) -> None:
+        self._protocol = protocol
+        self.on_writable: Callable[[], None] | None = None  # the buffer drained after a refusal
+
+    def write(self, frames: Sequence[bytes | str]) -> bool:
+        """Send ``frames`` now, in one write; False (nothing sent) while the buffer is full.
+
+        Raises ``ClientDisconnected`` (an ``OSError``) once the socket is closing or closed.
+        """
+        return self._protocol.write_frames(frames)
+
+
 class BatchingWebSocketProtocol(WebSocketsSansIOProtocol):
     round_trip: RoundTrip
+    direct: DirectSend | None = None
 
     def handle_connect(self, event: Request) -> None:
         super().handle_connect(event)
         scope = getattr(self, "scope", None)  # absent when the handshake was refused
         if scope is not None:
             self.round_trip = RoundTrip()  # shared, not a callback: no cycle to the protocol
-            scope["extensions"][BATCH] = {}
+            self.direct = DirectSend(self)
+            scope["extensions"][DIRECT] = {"send": self.direct}
             scope["extensions"][ROUND_TRIP] = {"round_trip": self.round_trip}
 
     def start_keepalive(self) -> None:
@@ -58,21 +82,48 @@ class BatchingWebSocketProtocol(WebSocketsSansIOProtocol):
         if self.pending_ping_payload is None and self.last_ping_rtt > 0:
             self.round_trip.seconds = self.last_ping_rtt
 
-    async def send(self, message: Any) -> None:
-        if message["type"] != BATCH:
-            await super().send(message)
-            return
-        await self.writable.wait()
-        if self.disconnected:
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self.direct is not None and self.direct.on_writable is not None:
+            self.direct.on_writable()
+
+    def write_frames(self, frames: Sequence[bytes | str]) -> bool:
+        if self.disconnected or self.close_sent or self.transport.is_closing():
             raise ClientDisconnected()
-        if not self.handshake_complete or self.close_sent:
-            raise RuntimeError(f"'{BATCH}' before the handshake or after the close.")
-        try:
-            for frame in message["frames"]:
-                if isinstance(frame, bytes):
-                    self.conn.send_binary(frame)
-                else:
-                    self.conn.send_text(frame.encode())
-        except InvalidState as e:
-            raise ClientDisconnected() from e
-        self.transport.write(b"".join(self.conn.data_to_send()))
+        if not self.handshake_complete:
+            raise RuntimeError("a direct send before the handshake")
+        if not self.writable.is_set():
+            return False
+        conn = self.conn
+        if conn.extensions:  # permessage-deflate: websockets compresses each frame
+            try:
+                for frame in frames:
+                    if isinstance(frame, bytes):
+                        conn.send_binary(frame)
+                    else:
+                        conn.send_text(frame.encode())
+            except InvalidState as e:
+                raise ClientDisconnected() from e
+            self.transport.write(b"".join(conn.data_to_send()))
+            return True
+        if conn.state is not OPEN:
+            raise ClientDisconnected()
+        # A server's frames are unmasked and ours are never fragmented, so a frame is a header
+        # and its payload: framed here, without websockets' general path (a frame object, its
+        # checks and serialization for each). Anything websockets has queued goes first.
+        parts = conn.data_to_send()
+        for frame in frames:
+            payload = frame if isinstance(frame, bytes) else frame.encode()
+            parts.append(_header(BINARY if isinstance(frame, bytes) else TEXT, len(payload)))
+            parts.append(payload)
+        self.transport.write(b"".join(parts))
+        return True
+
+
+def _header(first: int, length: int) -> bytes:
+    """An unmasked frame's header (RFC 6455, 5.2): FIN and opcode, then the payload length."""
+    if length < 126:
+        return bytes((first, length))
+    if length < 1 << 16:
+        return struct.pack("!BBH", first, 126, length)
+    return struct.pack("!BBQ", first, 127, length)
