@@ -8,7 +8,8 @@ the scheduler drive it. A refused command raises ``RoomError`` and the input sta
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields
+from operator import attrgetter
 from typing import Any
 
 from protocol.audit import build_audit
@@ -228,14 +229,16 @@ def clone(state: RoomState) -> RoomState:
     than ``copy.deepcopy``, which was an eighth of a node's CPU per card (py-spy).
     """
     sh = state.shuffle
-    return replace(
-        state,
-        seats=[None if s is None else replace(s, conns=s.conns.copy()) for s in state.seats],
-        spectators=state.spectators.copy(),
-        departures=state.departures.copy(),
-        shuffle=None if sh is None else {k: _copied(v) for k, v in sh.items()},
-        game=state.game.copy() if state.game is not None else None,
-    )
+    new = RoomState(*_room_value(state))  # not dataclasses.replace: a third of clone's cost
+    new.seats = [None if s is None else s.copy() for s in state.seats]
+    new.spectators = state.spectators.copy()
+    new.departures = state.departures.copy()
+    new.shuffle = None if sh is None else {k: _copied(v) for k, v in sh.items()}
+    new.game = state.game.copy() if state.game is not None else None
+    return new
+
+
+_room_value = attrgetter(*(f.name for f in fields(RoomState)))  # in field order
 
 
 def _copied(value: Any) -> Any:

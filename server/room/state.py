@@ -7,7 +7,9 @@ step of any room, and a node that dies loses nothing.
 
 from __future__ import annotations
 
-from dataclasses import asdict, astuple, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
+from functools import lru_cache
+from operator import attrgetter
 from typing import Any
 
 import msgpack
@@ -46,13 +48,18 @@ class TableOptions:
     solo_clock: bool = False
 
     def to_value(self) -> dict[str, Any]:
+        """Its stored value (the same object every time: a room's options rarely change, and
+        every commit stores them). Not to be changed by the caller."""
+        return _options_value(self)
+
+    def _value(self) -> dict[str, Any]:
         return {
             "rules": self.rules.to_value(),
             "pace": self.pace,
             "hints": self.hints,
             "rated": self.rated,
             "bot_level": self.bot_level,
-            "clocks": astuple(self.clocks),  # positional: the hot state stays small
+            "clocks": [getattr(self.clocks, f.name) for f in fields(self.clocks)],  # positional
             "solo_clock": self.solo_clock,
         }
 
@@ -153,12 +160,19 @@ class Seat:
     def connected(self) -> bool:
         return bool(self.conns)
 
-    def to_value(self) -> list[Any]:
+    def to_value(self) -> tuple[Any, ...]:
         """Positional, in field order (``Seat(*value)`` restores it): the hot state stays small."""
-        return [getattr(self, name) for name in SEAT_FIELDS]
+        return _seat_value(self)
+
+    def copy(self) -> Seat:
+        """A copy whose connection list may change without changing this one."""
+        seat = Seat(*_seat_value(self))
+        seat.conns = self.conns.copy()
+        return seat
 
 
 SEAT_FIELDS = tuple(f.name for f in fields(Seat))
+_seat_value = attrgetter(*SEAT_FIELDS)  # in C: a commit stores every seat
 
 
 @dataclass(slots=True)
@@ -246,10 +260,15 @@ class RoomState:
 
 def _seat_from_value(v: list[Any] | dict[str, Any]) -> Seat:
     if isinstance(v, list):
-        return Seat(*v)  # positional, in field order (astuple): the hot state stays small
+        return Seat(*v)  # positional, in field order (Seat.to_value): the hot state stays small
     # Rooms stored before: a map, and before presence counted sockets one "conn" and a
     # "connected" flag.
     if "conn" in v:
         conn, connected = v.pop("conn"), v.pop("connected", True)
         v["conns"] = [conn] if connected and conn else []
     return Seat(**v)
+
+
+@lru_cache(maxsize=4096)
+def _options_value(options: TableOptions) -> dict[str, Any]:
+    return options._value()  # frozen, hashable: one stored value per set of options
