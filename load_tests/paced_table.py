@@ -303,7 +303,9 @@ class Table:
     async def _connect(self, player: int, room: str | None, token: str | None = None) -> Seat:
         endpoint = self.endpoints[player]
         if token is None:
-            token = (await guest(endpoint.http, f"Paced {self.index}.{player}"))["token"]
+            # Letters around the numbers: "807" alone reads as "bot", a name kept for bots.
+            player_name = f"Paced t{self.index}p{player}"
+            token = (await guest(endpoint.http, player_name))["token"]
         url = endpoint.ws + (f"?room={quote(room)}" if room else "")
         name = MSGPACK if self.config.binary else JSON
         ws = await LeanSocket.open(

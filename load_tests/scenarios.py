@@ -76,7 +76,8 @@ class Table:
     async def connect(self, stats: Stats) -> None:
         """Guest identities and authenticated sockets for the four players."""
         for p, endpoint in enumerate(self.endpoints):
-            ident = await guest(endpoint.http, f"Load {self.index}.{p}")
+            # Letters around the numbers: "807" alone reads as "bot", a name kept for bots.
+            ident = await guest(endpoint.http, f"Load t{self.index}p{p}")
             client = await HeartsClient.connect(endpoint.ws, ident["token"], binary=self.binary)
             self.clients.append(client)
             stats.connections += 1
