@@ -38,7 +38,8 @@ ACTOR_LOADS = Counter(
 )
 STORE_CALLS = Counter(
     "hearts_store_calls_total",
-    "Calls from this node to Redis (each a round trip: a command, a script or a pipeline)",
+    "Calls from this node to Redis (a command, a script or a pipeline; commits sent together "
+    "in one pipeline count one each)",
     registry=REGISTRY,
 )
 UNREPLICATED_COMMITS = Counter(
@@ -56,4 +57,4 @@ BOT_SECONDS = Histogram(
     buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.5, 1.0),
     registry=REGISTRY,
 )
-FRAMES_OUT = Counter("hearts_frames_sent_total", "Frames queued to clients", registry=REGISTRY)
+FRAMES_OUT = Counter("hearts_frames_sent_total", "Frames written to clients", registry=REGISTRY)
