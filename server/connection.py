@@ -66,6 +66,26 @@ class Closing(Exception):
 
 
 class Connection:
+    # A node holds thousands: no per-instance dict.
+    __slots__ = (
+        "__weakref__",
+        "_held",
+        "_refill",
+        "_tokens",
+        "closed",
+        "codec",
+        "dropped",
+        "id",
+        "identity",
+        "last_seq",
+        "node",
+        "pending",
+        "room",
+        "round_trip",
+        "seat",
+        "wake",
+    )
+
     def __init__(self, node: NodeServices, codec: Codec) -> None:
         self.node = node
         self.codec = codec

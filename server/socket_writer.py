@@ -35,6 +35,8 @@ def _idle() -> None:
 
 
 class DirectWriter:
+    __slots__ = ("_closing", "_loop", "_scheduled", "conn", "send", "ws")
+
     def __init__(self, ws: WebSocket, conn: Connection, send: DirectSend) -> None:
         self.ws, self.conn, self.send = ws, conn, send
         self._loop = asyncio.get_running_loop()
