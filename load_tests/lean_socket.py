@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
+from typing import cast
 
 from websockets.client import ClientProtocol
 from websockets.extensions.permessage_deflate import enable_client_permessage_deflate
@@ -72,8 +73,8 @@ class LeanSocket(asyncio.Protocol):
     # -- asyncio.Protocol --------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # A stream transport (uvloop's is not a subclass of asyncio.Transport).
+        self.transport = cast(asyncio.Transport, transport)
         self.ws.send_request(self.ws.connect())
         self._flush()
 

@@ -20,6 +20,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+import uvloop
+
 from load_tests.cluster import die_with_parent, raise_open_files_limit
 from load_tests.measures import LoopLag
 from load_tests.paced_table import SETUP_TIMEOUT, PacedStats, Table, TableConfig
@@ -43,7 +45,9 @@ def worker_main(spec: WorkerSpec, control: Any, results: Any) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     die_with_parent()
     raise_open_files_limit()
-    asyncio.run(Worker(spec, control, results).run())
+    # uvloop, as the server's uvicorn uses: asyncio's own selector loop costs the generators
+    # CPU per socket that the nodes beside them on this machine then lack.
+    uvloop.run(Worker(spec, control, results).run())
 
 
 class Worker:
