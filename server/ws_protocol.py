@@ -13,6 +13,7 @@ It also hands the app the round trip of its WebSocket pings (``ROUND_TRIP``): ev
 implementation answers a ping by itself, browsers included, so the clocks' lag credit needs no
 ping of the app's own, and a socket costs one ping every interval, not two and an answer. The
 first ping goes out soon after the handshake, so a new seat has its credit within seconds.
+Once the handshake's response is sent, its request and response objects are let go.
 Everything else is uvicorn's.
 """
 
@@ -71,6 +72,13 @@ class BatchingWebSocketProtocol(WebSocketsSansIOProtocol):
             self.direct = DirectSend(self)
             scope["extensions"][DIRECT] = {"send": self.direct}
             scope["extensions"][ROUND_TRIP] = {"round_trip": self.round_trip}
+
+    async def send(self, message: Any) -> None:
+        await super().send(message)
+        if message["type"] == "websocket.accept" and self.handshake_complete:
+            # The handshake's request and response (their header objects are about 3 KiB a
+            # socket, tracemalloc) are not read again once the response is sent.
+            self.request = self.response = None  # type: ignore[assignment]
 
     def start_keepalive(self) -> None:
         if self.ping_interval is not None and self.ping_interval > 0:
