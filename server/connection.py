@@ -200,8 +200,7 @@ class Connection:
             outcome = "internal_error"
             log.exception("command failed on connection %s", self.id)
             self.push(error_frame(re, "internal_error"))
-        metrics.COMMANDS.labels(kind, outcome).inc()
-        metrics.COMMAND_SECONDS.labels(kind).observe(time.perf_counter() - started)
+        metrics.command_done(kind, outcome, time.perf_counter() - started)
 
     async def dispatch(self, c: Command) -> dict[str, Any]:
         """Run a validated command through the dispatch table (``HANDLERS``)."""

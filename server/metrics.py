@@ -58,3 +58,18 @@ BOT_SECONDS = Histogram(
     registry=REGISTRY,
 )
 FRAMES_OUT = Counter("hearts_frames_sent_total", "Frames written to clients", registry=REGISTRY)
+
+
+# A command's two series, by (type, outcome): both are few (the protocol's commands and error
+# codes), and looking a child up by its labels takes a lock and builds a key on every command.
+_COMMAND_SERIES: dict[tuple[str, str], tuple[Counter, Histogram]] = {}
+
+
+def command_done(kind: str, outcome: str, seconds: float) -> None:
+    """Count one answered command and its time."""
+    series = _COMMAND_SERIES.get((kind, outcome))
+    if series is None:
+        series = COMMANDS.labels(kind, outcome), COMMAND_SECONDS.labels(kind)
+        _COMMAND_SERIES[(kind, outcome)] = series
+    series[0].inc()
+    series[1].observe(seconds)
