@@ -75,7 +75,8 @@ def test_sign_up_log_out_log_in_and_the_player_page(browser: Any, server: Server
     page.goto(server.base)
     page.fill("#name-input", name)
     page.click("#name-save")
-    page.wait_for_selector("#signup-form")
+    page.wait_for_selector("#signup-form")  # shown before the guest exists too: wait for it
+    page.wait_for_function("() => localStorage.getItem('hearts.guest') !== null")
     guest = json.loads(page.evaluate("localStorage.getItem('hearts.guest')"))
     assert not guest.get("account")
     # Sign up from the lobby: the account keeps the guest's player id.
