@@ -184,10 +184,8 @@ def _trial_play(
     rand: Callable[[], float] | None,
 ) -> tuple[float, float, bool]:
     me, scores, rules = k.seat, k.scores, k.rules
-    h = base.copy()
-    h.play(me, card)
-    play_out(h, shooter, True, me, noise, rand)
-    pts = [points_in(t) for t in h.taken]
+    taken, _ = play_out(base, shooter, True, me, noise, rand, card)
+    pts = [points_in(t) for t in taken]
     final = scored(pts, scores, rules)
     return final[me], utility(me, scores, rules, final), pts[me] == 26
 
@@ -195,9 +193,8 @@ def _trial_play(
 def _moon_rate(bases: list[Hand], shooter: int, block: bool) -> float:
     made = 0
     for base in bases:
-        h = base.copy()
-        play_out(h, shooter, block)
-        if points_in(h.taken[shooter]) == 26:
+        taken, _ = play_out(base, shooter, block)
+        if points_in(taken[shooter]) == 26:
             made += 1
     return made / len(bases)
 
@@ -313,8 +310,8 @@ def _trial_pass(
     h = Hand.deal(hands, PassDirection(k.direction))
     for s in range(4):
         h.choose_pass(s, cards if s == me else passes[s])
-    play_out(h)
-    pts = [points_in(t) for t in h.taken]
+    taken, _ = play_out(h)
+    pts = [points_in(t) for t in taken]
     final = scored(pts, scores, rules)
     return final[me], utility(me, scores, rules, final), pts[me] == 26
 
