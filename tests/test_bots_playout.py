@@ -31,8 +31,8 @@ def engine_play_out(
 ) -> tuple[list[int], int, list[int]]:
     """The reference: the same policy and opponent model, every rule the engine's own."""
     h = h.copy()
-    runner = shooter if block and not late_block else -1
     watch = block and (shooter < 0 or late_block)
+    runner = watched(h.taken) if watch else shooter if block else -1
     unplayed = h.hands[0] | h.hands[1] | h.hands[2] | h.hands[3]
     order: list[int] = []
     while h.turn >= 0:

@@ -61,8 +61,9 @@ def play_out(
     leader = h.leader
     broken = h.hearts_broken
     first_trick = not h.tricks
-    runner = shooter if block and not late_block else -1
     watch = block and (shooter < 0 or late_block)
+    # The watch starts from the points already taken, not from the next trick.
+    runner = watched(taken) if watch else shooter if block else -1
     unplayed = hands[0] | hands[1] | hands[2] | hands[3]
     suit = SUIT_MASKS[trick[0] // 13] if trick else 0
     played = 0
