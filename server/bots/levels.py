@@ -26,18 +26,13 @@ class BotLevel:
     # deal is for each of the others' plays the policy would not have made there.
     noise: float = 0.0
     surprise: float = 0.25
-    # Moons against us. With ``moon_wary`` the seat holding every point so far is judged deal
-    # by deal (running where its play looks like a shooter's and its cards would make the moon;
-    # without, one verdict from a few probe deals holds for all of them), and a pass is priced
-    # with the receiver shooting in the deals where the cards passed let it make the moon.
-    moon_wary: bool = False
 
 
 BOT_LEVELS: dict[str, BotLevel] = {
     "basic": BotLevel("basic", "bot:basic", "Basic Bot", False, 0, 0, 0, 0, 0, 1),
     "normal": BotLevel("normal", "bot:normal", "Normal Bot", True, 3000, 16, 32, 24, 4000, 2),
     "strong": BotLevel(
-        "strong", "bot:strong", "Strong Bot", True, 12000, 24, 160, 64, 12000, 3, 0.15, 0.8, True
+        "strong", "bot:strong", "Strong Bot", True, 12000, 24, 160, 64, 12000, 3, 0.15, 0.8
     ),
 }
 DEFAULT_LEVEL = "strong"

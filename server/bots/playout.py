@@ -33,19 +33,15 @@ def play_out(
     noise: float = 0.0,
     rand: Callable[[], float] | None = None,
     first: int = -1,
-    moon_only: bool = False,
-    late_block: bool = False,
 ) -> tuple[list[int], int]:
     """Play the hand on from ``h`` (unchanged) until the points are settled: the end of the
     hand, or earlier once every point card has been taken. Returns the cards each seat took
     and how many cards were played. ``first``, if given, is the card the seat to move plays
-    first (a legal one: the caller asked the engine). With ``moon_only`` it stops as soon as
-    a seat other than ``shooter`` takes a point: all a moon probe needs to know.
+    first (a legal one: the caller asked the engine).
 
     Every seat plays the policy; ``shooter`` (if any) goes for the moon. With ``block`` the
-    others block a seat running for the moon, as the basic bot does: the shooter from the start
-    (or with ``late_block`` only once it shows, like any other seat), else any seat that has
-    taken every point so far and at least ``MOON_WATCH_POINTS``.
+    others block a seat running for the moon, as the basic bot does: the shooter from the start,
+    else any seat that has taken every point so far and at least ``MOON_WATCH_POINTS``.
 
     The opponent model: with ``noise`` (and ``rand``), each seat other than ``me`` plays, with
     that chance at each choice, another of its legal cards at random instead of the policy's.
@@ -61,7 +57,7 @@ def play_out(
     leader = h.leader
     broken = h.hearts_broken
     first_trick = not h.tricks
-    watch = block and (shooter < 0 or late_block)
+    watch = block and shooter < 0
     # The watch starts from the points already taken, not from the next trick.
     runner = watched(taken) if watch else shooter if block else -1
     unplayed = hands[0] | hands[1] | hands[2] | hands[3]
@@ -116,8 +112,6 @@ def play_out(
         taken[seat] |= (1 << c0) | (1 << c1) | (1 << c2) | (1 << c3)
         if not unplayed & POINT_CARDS:
             return taken, played  # every point card is taken: the rest cannot change the score
-        if moon_only and seat != shooter and taken[seat] & POINT_CARDS:
-            return taken, played  # the moon failed
         trick = []
         suit = 0
         first_trick = False

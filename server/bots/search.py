@@ -28,14 +28,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import combinations
 
-from server.rules import POINT_CARDS, SUIT_MASKS, Hand, PassDirection, points_in
+from server.rules import SUIT_MASKS, Hand, PassDirection, points_in
 
 from .basic import basic_pass, pass_scores
 from .knowledge import Knowledge
 from .levels import BotLevel
 from .outcome import scored, utility
 from .playout import play_out
-from .worlds import NoWorld, Play, other_plays, plausible_worlds, plays_like_a_shooter, sample_world
+from .worlds import NoWorld, plausible_worlds, sample_world
 
 PROBE_WORLDS = 16
 BATCH = 8  # deals added to every live candidate between cuts
@@ -199,16 +199,6 @@ def _moon_rate(bases: list[Hand], shooter: int, block: bool) -> float:
     return made / len(bases)
 
 
-def _runs_in(base: Hand, world: list[int], threat: int, plays: list[Play]) -> bool:
-    """Whether ``threat`` (the only seat with points) is running for the moon in this deal: its
-    plays so far look at least as much like a shooter's as like the policy's, and with these
-    cards it would make the moon if nobody blocked it."""
-    if not plays_like_a_shooter(world, plays):
-        return False
-    taken, _ = play_out(base, threat, False, moon_only=True)
-    return taken[threat] & POINT_CARDS == POINT_CARDS
-
-
 def search_play(
     k: Knowledge,
     legal: int,
@@ -230,13 +220,9 @@ def search_play(
         relaxed = True  # a revoke faked a fact: trust only what cannot be faked
     bases: list[Hand] = []
     seeds: dict[int, int] = {}  # a deal's own seed for the others' random plays (id of the deal)
-    runs: dict[int, bool] = {}  # per deal (id): the threat is running for the moon in it
 
     # Weigh deals by how well they explain the others' plays, once there are plays to explain.
     pool = level.inference_pool if k.played & ~k.played_by[me] else 1
-    leader = k.moon_runner()
-    threat = leader if leader >= 0 and leader != me else -1
-    threat_plays = [p for p in other_plays(k) if p.seat == threat] if threat >= 0 else []
 
     def world(i: int) -> Hand:
         while len(bases) <= i:
@@ -245,18 +231,15 @@ def search_play(
             ):
                 base = Hand.from_position(w, k.tricks, k.trick)
                 seeds[id(base)] = rng.getrandbits(32)
-                if level.moon_wary and threat >= 0:
-                    runs[id(base)] = _runs_in(base, w, threat, threat_plays)
                 bases.append(base)
         return bases[i]
 
     probe = [world(i) for i in range(PROBE_WORLDS)]
+    runner = -1
+    leader = k.moon_runner()
     pts = k.points_taken()
-    every_deal = False
-    if threat >= 0 and not level.moon_wary:
-        # One verdict for every deal: the seat is running if it makes the moon unblocked in a
-        # fair share of the probe deals.
-        every_deal = _moon_rate(probe, threat, False) >= THREAT_RATE
+    if leader >= 0 and leader != me and _moon_rate(probe, leader, False) >= THREAT_RATE:
+        runner = leader
     own_moon = leader in (-1, me) and _moon_rate(probe, me, True) >= OWN_PROBE_RATE
     need = COMMITTED_RATE if leader == me and pts[me] >= COMMITTED_POINTS else SHOOT_RATE
 
@@ -267,7 +250,7 @@ def search_play(
     def trial(a: _Arm, base: object) -> tuple[float, float, bool]:
         # Every candidate meets the same random plays in a deal: the comparison stays paired.
         rand = random.Random(seeds[id(base)]).random if level.noise else None
-        shooter = me if a.shoot else threat if runs.get(id(base), every_deal) else -1
+        shooter = me if a.shoot else runner
         return _trial_play(k, base, a.card, shooter, level.noise, rand)  # type: ignore[arg-type]
 
     def keep(a: _Arm) -> bool:
@@ -286,8 +269,7 @@ def search_play(
         if o.cards not in best_by_class or _better(o, best_by_class[o.cards]):
             best_by_class[o.cards] = o
     ranked = sorted(best_by_class.values(), key=lambda o: (-o.worlds, -o.value))
-    running = sum(runs.values()) >= THREAT_RATE * len(runs) if runs else every_deal
-    return SearchResult(ranked, threat if running else -1, ranked[0].shoot)
+    return SearchResult(ranked, runner, ranked[0].shoot)
 
 
 def _better(a: Option, b: Option) -> bool:
@@ -321,7 +303,7 @@ def pass_candidates(hand: int) -> list[int]:
 
 
 def _trial_pass(
-    k: Knowledge, deal: tuple[list[int], list[int]], cards: int, moon_wary: bool
+    k: Knowledge, deal: tuple[list[int], list[int]], cards: int
 ) -> tuple[float, float, bool]:
     me, scores, rules = k.seat, k.scores, k.rules
     hands, passes = deal
@@ -329,13 +311,6 @@ def _trial_pass(
     for s in range(4):
         h.choose_pass(s, cards if s == me else passes[s])
     taken, _ = play_out(h)
-    if moon_wary:
-        # The cards passed may give the receiver a moon: where it would make one with the others
-        # blocking it once it shows, it goes for it (a player who can shoot usually does).
-        receiver = (me + k.direction) & 3
-        moon, _ = play_out(h, receiver, True, moon_only=True, late_block=True)
-        if moon[receiver] & POINT_CARDS == POINT_CARDS:
-            taken = moon
     pts = [points_in(t) for t in taken]
     final = scored(pts, scores, rules)
     return final[me], utility(me, scores, rules, final), pts[me] == 26
@@ -355,7 +330,7 @@ def search_pass(
     arms = [_Arm(cards, -1, False) for cards in pass_candidates(k.hand)]
 
     def trial(a: _Arm, deal: object) -> tuple[float, float, bool]:
-        return _trial_pass(k, deal, a.cards, level.moon_wary)  # type: ignore[arg-type]
+        return _trial_pass(k, deal, a.cards)  # type: ignore[arg-type]
 
     _race(
         arms, world, trial, level.pass_worlds, level.pass_worlds // 4, level.pass_budget, 52,

@@ -154,7 +154,7 @@ def placeholder_world(k: Knowledge) -> list[int]:
 
 
 @dataclass(slots=True, frozen=True)
-class Play:
+class _Play:
     """One play by another seat, with everything public at the moment it was made."""
 
     seat: int
@@ -168,9 +168,9 @@ class Play:
     runner: int  # a seat the others were blocking (the basic bot's moon watch)
 
 
-def other_plays(k: Knowledge) -> list[Play]:
+def other_plays(k: Knowledge) -> list[_Play]:
     """The plays of the other seats so far, in order, for ``surprises``."""
-    plays: list[Play] = []
+    plays: list[_Play] = []
     sequences = [(t[0], list(t[1:])) for t in k.tricks]
     if k.trick:
         sequences.append((k.leader, list(k.trick)))
@@ -184,7 +184,7 @@ def other_plays(k: Knowledge) -> list[Play]:
             seat = (leader + i) & 3
             if seat != k.seat:
                 plays.append(
-                    Play(seat, card, cards[:i], leader, unplayed, later[seat], number == 0,
+                    _Play(seat, card, cards[:i], leader, unplayed, later[seat], number == 0,
                           broken, runner if runner != seat else -1)
                 )  # fmt: skip
             later[seat] &= ~(1 << card)
@@ -196,7 +196,7 @@ def other_plays(k: Knowledge) -> list[Play]:
     return plays
 
 
-def _choices(p: Play, hold: int) -> int:
+def _choices(p: _Play, hold: int) -> int:
     """The cards the seat could choose from, holding ``hold``: the suit led if it held any,
     anything when out of it or leading (no points on the first trick and no heart lead before
     hearts break while it held something else). This judges no move: the engine does that."""
@@ -210,7 +210,7 @@ def _choices(p: Play, hold: int) -> int:
     return (hold & ~POINT_CARDS or hold) if p.first_trick else hold
 
 
-def surprises(k: Knowledge, world: list[int], plays: list[Play] | None = None) -> int:
+def surprises(k: Knowledge, world: list[int], plays: list[_Play] | None = None) -> int:
     """How many of the other seats' plays so far the policy would not have made, had they held
     the cards ``world`` gives them. Few surprises: a deal that explains the play well.
 
@@ -229,21 +229,6 @@ def surprises(k: Knowledge, world: list[int], plays: list[Play] | None = None) -
                 if count >= MAX_SURPRISES:
                     break  # the deal is as good as ruled out: no need to count on
     return count
-
-
-def plays_like_a_shooter(world: list[int], plays: list[Play]) -> bool:
-    """Whether these plays (all by one seat) fit a seat going for the moon (``choose`` with
-    ``shoots``) at least as well as the policy's usual play, had it held what ``world`` gives
-    it: who wins tricks it could have ducked, and leads its winners, is likely running."""
-    usual = shooting = 0
-    for p in plays:
-        hold = world[p.seat] | p.after
-        legal = _choices(p, hold)
-        if legal & (legal - 1):
-            at = (p.seat, hold, legal, p.unplayed, p.trick, p.leader)
-            usual += choose(*at, p.runner) != p.card
-            shooting += choose(*at, -1, True) != p.card
-    return shooting <= usual
 
 
 def plausible_worlds(
