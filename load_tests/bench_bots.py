@@ -10,17 +10,18 @@ starts a new one (a new game also starts every ``--segment`` deals, the unit of 
 process pool; a game cut short by that is not counted as a game).
 
 Reported per comparison: mean points per hand ± standard error (over deals, each deal's value
-being the mean of its four rotations), the field's mean, the game win rate of the tested bot
-(over completed games; a win shared by k tied seats counts 1/k; a fair share is 0.25), moons shot
-by the tested bot and by the field, moons stopped (a field seat had taken every point so far, at
-least 16 of them, after five tricks or more, then the tested bot took a point card and the moon
-failed), and the tested bot's decision time (every decision it was asked for, and the searched
-ones alone: not a single legal card).
+being the mean of its four rotations), the field's mean, their ratio, the game win rate of the
+tested bot (over completed games; a win shared by k tied seats counts 1/k; a fair share is 0.25),
+the ratio over the hands that could not end the game (points alone at stake), moons shot by the
+tested bot and by the field, moons stopped (a field seat had taken every point so far, at least
+16 of them, after five tricks or more, then the tested bot took a point card and the moon
+failed), who took the queen of spades and hands of 16+ points without a moon, and the tested
+bot's decision time (every decision it was asked for, and the searched ones alone: not a single
+legal card).
 
-Without ``--a``/``--b`` it runs the two comparisons the bots are held to: strong among three
-basic, and basic among three random-legal bots. Last lines (strong among three basic):
-``strong_points_per_hand``, ``basic_field_points_per_hand``, ``strong_decision_ms_median``,
-``strong_decision_ms_p99``.
+Without ``--a``/``--b`` the rows are ``--rows`` (strong) and the columns ``--cols`` (the whole
+panel); it ends with a cross table, ``playout_cards_per_second``, ``strong_ratio_vs_<opponent>``
+and ``strong_worst_ratio`` (strong's highest ratio over its opponents).
 """
 
 from __future__ import annotations
@@ -393,6 +394,14 @@ def cross_table(summaries: list[Summary]) -> list[str]:
         for c in cols:
             s = cell.get((r, c))
             text = f"{s.moons_tested} / {s.moons_field} / {s.stopped} of {s.threats}" if s else "-"
+            out += f"{text:>{width}}"
+        lines.append(out)
+    lines.append("game win rate of the row bot (fair share 0.25) ± SE [games]:")
+    for r in rows:
+        out = f"{r:<9}"
+        for c in cols:
+            s = cell.get((r, c))
+            text = f"{s.win_rate:.3f} ± {s.win_se:.3f} [{s.games}]" if s else "-"
             out += f"{text:>{width}}"
         lines.append(out)
     return lines
