@@ -110,3 +110,27 @@ def test_a_playout_from_the_first_lead_of_the_hand_opens_with_the_two_of_clubs()
     want_taken, want_played, order = engine_play_out(h, -1, True, -1, 0.0, None, -1)
     assert order[0] == 0 and (taken, played) == (want_taken, want_played)
     assert sum(t.bit_count() for t in taken) == played  # whole tricks only
+
+
+def test_the_pass_search_meets_the_opponent_models_random_plays() -> None:
+    from server.bots.basic import basic_pass
+    from server.bots.knowledge import knowledge_of
+    from server.bots.search import _trial_pass
+    from server.room.game_view import game_view
+    from server.rules import Game, Rules
+
+    rng = random.Random(8)
+    differ = 0
+    for i in range(40):
+        deck = list(range(52))
+        rng.shuffle(deck)
+        deal = deal_from_deck(deck)
+        game = Game(Rules(target=100))
+        game.start_hand(deal)  # hand 1: pass left
+        k = knowledge_of(game_view(game, 0))
+        passes = [0] + [basic_pass(deal[s]) for s in (1, 2, 3)]
+        cards = basic_pass(deal[0])
+        noisy = _trial_pass(k, (deal, passes, i), cards, 0.15)
+        assert noisy == _trial_pass(k, (deal, passes, i), cards, 0.15)  # the same plays again
+        differ += noisy != _trial_pass(k, (deal, passes, i), cards, 0.0)
+    assert differ > 5
