@@ -10,17 +10,18 @@ starts a new one (a new game also starts every ``--segment`` deals, the unit of 
 process pool; a game cut short by that is not counted as a game).
 
 Reported per comparison: mean points per hand ± standard error (over deals, each deal's value
-being the mean of its four rotations), the field's mean, the game win rate of the tested bot
-(over completed games; a win shared by k tied seats counts 1/k; a fair share is 0.25), moons shot
-by the tested bot and by the field, moons stopped (a field seat had taken every point so far, at
-least 16 of them, after five tricks or more, then the tested bot took a point card and the moon
-failed), and the tested bot's decision time (every decision it was asked for, and the searched
-ones alone: not a single legal card).
+being the mean of its four rotations), the field's mean, their ratio, the game win rate of the
+tested bot (over completed games; a win shared by k tied seats counts 1/k; a fair share is 0.25),
+the ratio over the hands that could not end the game (points alone at stake), moons shot by the
+tested bot and by the field, moons stopped (a field seat had taken every point so far, at least
+16 of them, after five tricks or more, then the tested bot took a point card and the moon
+failed), who took the queen of spades and hands of 16+ points without a moon, and the tested
+bot's decision time (every decision it was asked for, and the searched ones alone: not a single
+legal card).
 
-Without ``--a``/``--b`` it runs the two comparisons the bots are held to: strong among three
-basic, and basic among three random-legal bots. Last lines (strong among three basic):
-``strong_points_per_hand``, ``basic_field_points_per_hand``, ``strong_decision_ms_median``,
-``strong_decision_ms_p99``.
+Without ``--a``/``--b`` the rows are ``--rows`` (strong) and the columns ``--cols`` (the whole
+panel); it ends with a cross table, ``playout_cards_per_second``, ``strong_ratio_vs_<opponent>``
+and ``strong_worst_ratio`` (strong's highest ratio over its opponents).
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ from server.rules import (
 # RUN_POINTS of them (the queen and three hearts), after RUN_TRICKS tricks.
 RUN_POINTS = 16
 RUN_TRICKS = 5
+HEAVY = 16  # points in a hand without a moon that mostly come from a moon run that failed
 SEARCHERS = ("normal", "strong", "ismcts")  # the players that search (their times are kept)
 PLAYERS = ("random", "basic", "ducker", "shooter", "blocker", "ismcts", "normal", "strong")
 PANEL = ("random", "basic", "ducker", "shooter", "blocker", "ismcts", "normal")
@@ -76,6 +78,13 @@ class SegmentResult:
     moons_field: int = 0
     threats: int = 0
     stopped: int = 0
+    queens_tested: int = 0  # hands in which the tested seat took the queen of spades
+    queens_field: int = 0  # ... and a field seat did
+    heavy_tested: int = 0  # hands without a moon in which the tested seat took HEAVY+ points
+    heavy_field: int = 0  # ... and field seats did (a failed moon run usually ends so)
+    # Hands that cannot end the game (every score + 26 short of the target), where the bots
+    # play for the hand's points alone: (tested points, field mean) per hand.
+    open_hands: list[tuple[int, float]] = field(default_factory=list)
     decision_s: list[float] = field(default_factory=list)  # wall clock, every decision
     searched_s: list[float] = field(default_factory=list)  # wall clock, searched decisions
     decision_cpu_s: list[float] = field(default_factory=list)  # this thread's CPU time
@@ -132,6 +141,7 @@ def run_segment(task: tuple[str, str, int, int, int, int, int]) -> SegmentResult
     for i in range(first, first + count):
         if game.phase is Phase.OVER:
             game = Game(Rules(target=target))
+        can_end = max(game.scores) + 26 >= target
         game.start_hand(deal_from_deck(deck_for(seed, i)))
         hand = game.hand
         assert hand is not None
@@ -165,7 +175,16 @@ def run_segment(task: tuple[str, str, int, int, int, int, int]) -> SegmentResult
         points = game.history[-1]
         out.tested_points.append(points[rotation])
         out.field_points.append(sum(points[s] for s in range(4) if s != rotation) / 3)
+        if not can_end:
+            out.open_hands.append((out.tested_points[-1], out.field_points[-1]))
         shooter = hand.shooter()
+        if shooter is None:
+            queen = next(s for s in range(4) if hand.taken[s] >> 36 & 1)
+            out.queens_tested += queen == rotation
+            out.queens_field += queen != rotation
+            heavy = [points_in(t) >= HEAVY for t in hand.taken]
+            out.heavy_tested += heavy[rotation]
+            out.heavy_field += sum(heavy) - heavy[rotation]
         if shooter == rotation:
             out.moons_tested += 1
         elif shooter is not None:
@@ -198,6 +217,13 @@ class Summary:
     moons_field: int
     threats: int
     stopped: int
+    queens_tested: int
+    queens_field: int
+    heavy_tested: int
+    heavy_field: int
+    open_hands: int
+    open_ratio: float  # the ratio over hands that could not end the game
+    open_ratio_se: float
     ms_median: float
     ms_p99: float
     ms_max: float
@@ -275,7 +301,14 @@ def compare(
     times: list[float] = []
     searched: list[float] = []
     cpu: list[float] = []
-    totals = {"moons_tested": 0, "moons_field": 0, "threats": 0, "stopped": 0}
+    open_hands: list[tuple[int, float]] = []
+    totals = dict.fromkeys(
+        (
+            "moons_tested", "moons_field", "threats", "stopped", "queens_tested", "queens_field",
+            "heavy_tested", "heavy_field",
+        ),
+        0,
+    )  # fmt: skip
     for r in results:
         for j, p in enumerate(r.tested_points):
             per_deal_tested[r.first_deal + j] += p / 4
@@ -284,6 +317,7 @@ def compare(
         times.extend(r.decision_s)
         searched.extend(r.searched_s)
         cpu.extend(r.decision_cpu_s)
+        open_hands.extend(r.open_hands)
         for key in totals:
             totals[key] += getattr(r, key)
     tm, tse = _mean_se(per_deal_tested)
@@ -291,9 +325,13 @@ def compare(
     _, dse = _mean_se([a - b for a, b in zip(per_deal_tested, per_deal_field, strict=True)])
     ratio, ratio_se = _ratio_se(per_deal_tested, per_deal_field)
     wr, wse = _mean_se(wins)
+    # Not paired: the four rotations of a deal reach it at different scores.
+    open_ratio, open_se = _ratio_se([float(t) for t, _ in open_hands], [f for _, f in open_hands])
     return Summary(
         tested, fielded, deals, tm, tse, fm, fse, dse, ratio, ratio_se, wr, wse, len(wins),
         totals["moons_tested"], totals["moons_field"], totals["threats"], totals["stopped"],
+        totals["queens_tested"], totals["queens_field"], totals["heavy_tested"],
+        totals["heavy_field"], len(open_hands), open_ratio, open_se,
         _pct(times, 0.5), _pct(times, 0.99), _pct(times, 1.0),
         _pct(searched, 0.5), _pct(searched, 0.99), _pct(cpu, 0.5), _pct(cpu, 0.99), len(times),
         wall,
@@ -310,10 +348,16 @@ def report(s: Summary) -> list[str]:
         f"ratio {s.ratio:.3f} ± {s.ratio_se:.3f}",
         f"{s.tested} game win rate: {s.win_rate:.3f} ± {s.win_se:.3f} over {s.games} games "
         f"(fair share 0.25)",
+        f"ratio in the {s.open_hands} hands that could not end the game (points alone at stake; "
+        f"hands, not deals): {s.open_ratio:.3f} ± {s.open_ratio_se:.3f}",
         f"moons shot: {s.tested} {s.moons_tested}, field {s.moons_field} (in {hands} hands)",
         f"moons stopped by {s.tested}: {s.stopped} of {s.threats} field runs (a field seat "
         f"with every point so far, >= {RUN_POINTS}, after trick {RUN_TRICKS}; stopped: "
         f"{s.tested} then took a point card and the moon failed)",
+        f"queen of spades taken (hands without a moon): {s.tested} {s.queens_tested}, each field "
+        f"seat {s.queens_field / 3:.1f} (of {s.queens_tested + s.queens_field}); hands of "
+        f"{HEAVY}+ points without a moon: {s.tested} {s.heavy_tested}, each field seat "
+        f"{s.heavy_field / 3:.1f}",
     ]
     if s.tested in SEARCHERS:
         lines.append(
@@ -352,6 +396,14 @@ def cross_table(summaries: list[Summary]) -> list[str]:
             text = f"{s.moons_tested} / {s.moons_field} / {s.stopped} of {s.threats}" if s else "-"
             out += f"{text:>{width}}"
         lines.append(out)
+    lines.append("game win rate of the row bot (fair share 0.25) ± SE [games]:")
+    for r in rows:
+        out = f"{r:<9}"
+        for c in cols:
+            s = cell.get((r, c))
+            text = f"{s.win_rate:.3f} ± {s.win_se:.3f} [{s.games}]" if s else "-"
+            out += f"{text:>{width}}"
+        lines.append(out)
     return lines
 
 
@@ -364,9 +416,7 @@ def playout_cards_per_second(deals: int = 400, seed: int = 11) -> float:
     cards = 0
     c0 = time.process_time()
     for base in starts:
-        h = base.copy()
-        play_out(h)
-        cards += 52 - sum(x.bit_count() for x in h.hands)
+        cards += play_out(base)[1]
     return cards / max(1e-9, time.process_time() - c0)
 
 

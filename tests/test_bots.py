@@ -359,3 +359,9 @@ def test_the_benchmark_plays_duplicate_deals_with_the_tested_bot_in_each_seat() 
             assert tested + 3 * field in (26, 78)  # 26, or 78 when someone shot the moon
     # The tested bot's decisions are timed; the basic bot never searches.
     assert all(r.decision_s for r in results) and not any(r.searched_s for r in results)
+    for r in results:
+        no_moon = sum(t + 3 * f == 26 for t, f in zip(r.tested_points, r.field_points, strict=True))
+        assert r.queens_tested + r.queens_field == no_moon  # one seat took the queen
+        assert r.queens_tested <= sum(t >= 13 for t in r.tested_points)
+        assert r.heavy_tested == sum(16 <= t < 26 for t in r.tested_points)
+        assert r.open_hands and r.open_hands[0] == (r.tested_points[0], r.field_points[0])

@@ -26,12 +26,13 @@ CLUBS, DIAMONDS, SPADES, HEARTS = SUIT_MASKS
 def highest_rank(mask: int, hand: int) -> int:
     """The card of highest rank in ``mask``; ties go to the suit we hold fewest of (a void)."""
     best = -1
-    best_key = (-1, 0)
+    best_key = -1
     for s in (0, 1, 2, 3):
         m = mask & SUIT_MASKS[s]
         if m:
             top = m.bit_length() - 1
-            key = (top - 13 * s, -(hand & SUIT_MASKS[s]).bit_count())
+            # (rank, fewest held) as one integer: the hot path of every playout
+            key = (top - 13 * s) * 16 + 15 - (hand & SUIT_MASKS[s]).bit_count()
             if key > best_key:
                 best_key = key
                 best = top
@@ -111,8 +112,10 @@ def _lead(mine: int, legal: int, unplayed: int) -> int:
         low = legal & LOW_SPADES
         if low:
             return low.bit_length() - 1  # flush the queen out: her holder may have to play her
+    # The key (cards that lose to ours + 20 if it is a spade over a queen still out, a heart
+    # last, the suit the others hold most of) as one integer, lowest first.
     best = -1
-    best_key = (99, 99, 0)
+    best_key = 1 << 30
     for s in (0, 1, 2, 3):
         m = legal & SUIT_MASKS[s]
         if not m:
@@ -120,11 +123,12 @@ def _lead(mine: int, legal: int, unplayed: int) -> int:
         low = (m & -m).bit_length() - 1
         out = others & SUIT_MASKS[s]
         if not out:
-            key = (50, 0, 0)  # nobody can follow: we would take it, and any points dumped on it
+            key = 50 * 1024  # nobody can follow: we would take it, and any points dumped on it
         else:
             below = (out & ((1 << low) - 1)).bit_count()  # cards that lose to ours
-            danger = 1 if s == 2 and low >= 36 and others & QUEEN else 0
-            key = (below + 20 * danger, 1 if s == 3 else 0, -out.bit_count())
+            if s == 2 and low >= 36 and others & QUEEN:
+                below += 20
+            key = below * 1024 + (512 if s == 3 else 0) + 13 - out.bit_count()
         if key < best_key:
             best_key = key
             best = low

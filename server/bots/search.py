@@ -184,10 +184,8 @@ def _trial_play(
     rand: Callable[[], float] | None,
 ) -> tuple[float, float, bool]:
     me, scores, rules = k.seat, k.scores, k.rules
-    h = base.copy()
-    h.play(me, card)
-    play_out(h, shooter, True, me, noise, rand)
-    pts = [points_in(t) for t in h.taken]
+    taken, _ = play_out(base, shooter, True, me, noise, rand, card)
+    pts = [points_in(t) for t in taken]
     final = scored(pts, scores, rules)
     return final[me], utility(me, scores, rules, final), pts[me] == 26
 
@@ -195,9 +193,8 @@ def _trial_play(
 def _moon_rate(bases: list[Hand], shooter: int, block: bool) -> float:
     made = 0
     for base in bases:
-        h = base.copy()
-        play_out(h, shooter, block)
-        if points_in(h.taken[shooter]) == 26:
+        taken, _ = play_out(base, shooter, block)
+        if points_in(taken[shooter]) == 26:
             made += 1
     return made / len(bases)
 
@@ -305,16 +302,22 @@ def pass_candidates(hand: int) -> list[int]:
     return found
 
 
+_PassDeal = tuple[list[int], list[int], int]  # the hands, the others' passes, a seed
+
+
 def _trial_pass(
-    k: Knowledge, deal: tuple[list[int], list[int]], cards: int
+    k: Knowledge, deal: _PassDeal, cards: int, noise: float
 ) -> tuple[float, float, bool]:
     me, scores, rules = k.seat, k.scores, k.rules
-    hands, passes = deal
+    hands, passes, seed = deal
     h = Hand.deal(hands, PassDirection(k.direction))
     for s in range(4):
         h.choose_pass(s, cards if s == me else passes[s])
-    play_out(h)
-    pts = [points_in(t) for t in h.taken]
+    # The same opponent model as for a play: the others' random plays hedge against a field
+    # that does not play the policy (the same plays for every candidate pass in a deal).
+    rand = random.Random(seed).random if noise else None
+    taken, _ = play_out(h, -1, True, me, noise, rand)
+    pts = [points_in(t) for t in taken]
     final = scored(pts, scores, rules)
     return final[me], utility(me, scores, rules, final), pts[me] == 26
 
@@ -322,18 +325,19 @@ def _trial_pass(
 def search_pass(
     k: Knowledge, level: BotLevel, rng: random.Random, stop: Callable[[], bool] | None = None
 ) -> SearchResult:
-    deals: list[tuple[list[int], list[int]]] = []
+    deals: list[_PassDeal] = []
 
-    def world(i: int) -> tuple[list[int], list[int]]:
+    def world(i: int) -> _PassDeal:
         while len(deals) <= i:
             w = sample_world(k, rng)
-            deals.append((w, [0 if s == k.seat else basic_pass(w[s]) for s in range(4)]))
+            passes = [0 if s == k.seat else basic_pass(w[s]) for s in range(4)]
+            deals.append((w, passes, rng.getrandbits(32) if level.noise else 0))
         return deals[i]
 
     arms = [_Arm(cards, -1, False) for cards in pass_candidates(k.hand)]
 
     def trial(a: _Arm, deal: object) -> tuple[float, float, bool]:
-        return _trial_pass(k, deal, a.cards)  # type: ignore[arg-type]
+        return _trial_pass(k, deal, a.cards, level.noise)  # type: ignore[arg-type]
 
     _race(
         arms, world, trial, level.pass_worlds, level.pass_worlds // 4, level.pass_budget, 52,
