@@ -99,7 +99,7 @@ class Connection:
         # Encoded frames waiting for the socket's writer (server/socket_writer.py), which
         # sets ``wake`` and is called by the first frame that waits.
         self.pending: list[bytes | str] = []
-        self.wake: Callable[[], None] = _idle
+        self.wake: Callable[[], None] = no_writer
         self.dropped = False  # fell OUTBOX_LIMIT frames behind: closed once they are sent
         self._held: list[tuple[int, Event]] | None = None
         self._tokens = RATE_BURST
@@ -370,8 +370,8 @@ class Connection:
         return state
 
 
-def _idle() -> None:
-    pass  # no writer yet
+def no_writer() -> None:
+    """A connection's ``wake`` while no writer serves it (before it starts, after it stops)."""
 
 
 Handler = Callable[[Connection, Command], Awaitable[dict[str, Any]]]

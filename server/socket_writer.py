@@ -22,16 +22,12 @@ import logging
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from server import metrics
-from server.connection import Connection
+from server.connection import Connection, no_writer
 from server.ws_protocol import DIRECT, DirectSend
 
 log = logging.getLogger(__name__)
 
 DRAIN_SECONDS = 2.0  # the most a closing socket waits for its last frames to go
-
-
-def _idle() -> None:
-    pass
 
 
 class DirectWriter:
@@ -82,7 +78,7 @@ class DirectWriter:
         self.flush()
 
     def stop(self) -> None:
-        self.conn.wake = _idle
+        self.conn.wake = no_writer
         self.send.on_writable = None
 
 
@@ -131,7 +127,7 @@ class TaskWriter:
             await asyncio.wait_for(self._idle.wait(), DRAIN_SECONDS)
 
     def stop(self) -> None:
-        self.conn.wake = _idle
+        self.conn.wake = no_writer
         self._task.cancel()
 
 

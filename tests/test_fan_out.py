@@ -4,11 +4,14 @@ event once and in order, and never ahead of an earlier event still coming from a
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
 
 from server.actors import Actors
 from server.hub import Hub
 from server.identity import Identity
-from server.room.machine import Event
+from server.room.machine import ALL, Event
 from server.rooms import encode_event
 from server.store import MemoryRoomStore, StoredEvent
 
@@ -27,7 +30,7 @@ class Socket:
 
 
 def event(n: int) -> Event:
-    return Event("all", "note", {"n": n})
+    return Event(ALL, "note", {"n": n})
 
 
 async def commit(store: MemoryRoomStore, version: int, first: int, count: int) -> list[Event]:
@@ -42,71 +45,66 @@ async def settle() -> None:
         await asyncio.sleep(0)
 
 
-async def test_own_commits_are_handed_over_at_once_and_only_once() -> None:
+@pytest.fixture
+async def node() -> AsyncIterator[tuple[MemoryRoomStore, Hub, Socket]]:
+    """A store with room "r", a started hub, and one socket watching the room."""
     store = MemoryRoomStore()
     await store.create_room("r", b"s0", [], None)
     hub = Hub(store, "n", Actors())
     await hub.start()
     sock = Socket()
     await hub.watch(sock, "r")
-    try:
-        # Before fan-out has shown any seq of the room, an own commit waits for fan-out.
-        events = await commit(store, 1, 1, 2)
-        hub.committed("r", 1, events)
-        assert sock.seen == []
-        await settle()
-        assert sock.seen == [1, 2]
-        # Now the hub knows seq 2: the next own commit is handed over synchronously.
-        events = await commit(store, 2, 3, 3)
-        hub.committed("r", 3, events)
-        assert sock.seen == [1, 2, 3, 4, 5]
-        await settle()
-        assert sock.seen == [1, 2, 3, 4, 5]  # fan-out's copies are passed over
-    finally:
-        await hub.stop()
+    yield store, hub, sock
+    await hub.stop()
 
 
-async def test_an_own_commit_after_another_nodes_waits_for_fan_out() -> None:
-    store = MemoryRoomStore()
-    await store.create_room("r", b"s0", [], None)
-    hub = Hub(store, "n", Actors())
-    await hub.start()
-    sock = Socket()
-    await hub.watch(sock, "r")
-    try:
-        await commit(store, 1, 1, 1)
-        await settle()
-        assert sock.seen == [1]
-        # Another node commits seq 2; this node, having reloaded, commits 3 before fan-out
-        # has brought 2 here. Handing 3 over now would make the socket skip 2.
-        await commit(store, 2, 2, 1)
-        mine = await commit(store, 3, 3, 1)
-        hub.committed("r", 3, mine)
-        assert sock.seen == [1]
-        await settle()
-        assert sock.seen == [1, 2, 3]
-    finally:
-        await hub.stop()
+async def test_own_commits_are_handed_over_at_once_and_only_once(
+    node: tuple[MemoryRoomStore, Hub, Socket],
+) -> None:
+    store, hub, sock = node
+    # Before fan-out has shown any seq of the room, an own commit waits for fan-out.
+    events = await commit(store, 1, 1, 2)
+    hub.committed("r", 1, events)
+    assert sock.seen == []
+    await settle()
+    assert sock.seen == [1, 2]
+    # Now the hub knows seq 2: the next own commit is handed over synchronously.
+    events = await commit(store, 2, 3, 3)
+    hub.committed("r", 3, events)
+    assert sock.seen == [1, 2, 3, 4, 5]
+    await settle()
+    assert sock.seen == [1, 2, 3, 4, 5]  # fan-out's copies are passed over
 
 
-async def test_a_room_watched_again_starts_unknown() -> None:
-    store = MemoryRoomStore()
-    await store.create_room("r", b"s0", [], None)
-    hub = Hub(store, "n", Actors())
-    await hub.start()
-    sock = Socket()
-    await hub.watch(sock, "r")
-    try:
-        await commit(store, 1, 1, 1)
-        await settle()
-        await hub.unwatch(sock, "r")
-        await commit(store, 2, 2, 1)  # nobody here watches: this node never hands seq 2 over
-        again = Socket()
-        await hub.watch(again, "r")
-        mine = await commit(store, 3, 3, 1)
-        hub.committed("r", 3, mine)
-        assert again.seen == []  # seq 2 may still be on its way: wait for fan-out
-        await settle()
-        assert again.seen == [3]
-    finally:
-        await hub.stop()
+async def test_an_own_commit_after_another_nodes_waits_for_fan_out(
+    node: tuple[MemoryRoomStore, Hub, Socket],
+) -> None:
+    store, hub, sock = node
+    await commit(store, 1, 1, 1)
+    await settle()
+    assert sock.seen == [1]
+    # Another node commits seq 2; this node, having reloaded, commits 3 before fan-out
+    # has brought 2 here. Handing 3 over now would make the socket skip 2.
+    await commit(store, 2, 2, 1)
+    mine = await commit(store, 3, 3, 1)
+    hub.committed("r", 3, mine)
+    assert sock.seen == [1]
+    await settle()
+    assert sock.seen == [1, 2, 3]
+
+
+async def test_a_room_watched_again_starts_unknown(
+    node: tuple[MemoryRoomStore, Hub, Socket],
+) -> None:
+    store, hub, sock = node
+    await commit(store, 1, 1, 1)
+    await settle()
+    await hub.unwatch(sock, "r")
+    await commit(store, 2, 2, 1)  # nobody here watches: this node never hands seq 2 over
+    again = Socket()
+    await hub.watch(again, "r")
+    mine = await commit(store, 3, 3, 1)
+    hub.committed("r", 3, mine)
+    assert again.seen == []  # seq 2 may still be on its way: wait for fan-out
+    await settle()
+    assert again.seen == [3]

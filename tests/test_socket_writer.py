@@ -54,7 +54,7 @@ class FakeSocket:
 
 
 def connection() -> Connection:
-    return Connection(SimpleNamespace(id="n"), Codec(JSON))  # type: ignore[arg-type]
+    return Connection(SimpleNamespace(id="n"), Codec(JSON))
 
 
 async def turns(n: int = 5) -> None:

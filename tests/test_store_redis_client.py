@@ -11,7 +11,7 @@ import pytest
 import redis
 from redis.asyncio.cluster import RedisCluster
 
-from server.store import Snapshot, StoredEvent
+from server.store import Snapshot, StoredEvent, StoreUnavailable
 from server.store.redis_packing import PackedConnection
 from server.store.redis_store import RedisRoomStore
 
@@ -108,4 +108,20 @@ async def test_every_connection_packs_its_commands_with_hiredis(
     assert PackedConnection(host="x").pack_command("SCRIPT LOAD", "return 1") == [
         b"*3\r\n$6\r\nSCRIPT\r\n$4\r\nLOAD\r\n$8\r\nreturn 1\r\n"
     ]
+    await store.close()
+
+
+async def test_a_cancelled_leader_leaves_no_caller_of_its_batch_waiting(
+    store_factory: StoreFactory,
+) -> None:
+    store = redis_only(store_factory)
+    rooms = [f"c{i}" for i in range(5)]
+    for room in rooms:
+        await store.create_room(room, b"v1", [], None)
+    calls = [asyncio.create_task(store.commit(room, 1, b"v2", [ev(1)], None)) for room in rooms]
+    await asyncio.sleep(0)  # each call has reached the batcher: the first leads, the rest joined
+    calls[0].cancel()  # the node stopping, while its batch gathers
+    results = await asyncio.wait_for(asyncio.gather(*calls, return_exceptions=True), 5)
+    assert isinstance(results[0], asyncio.CancelledError)
+    assert all(isinstance(r, StoreUnavailable) for r in results[1:]), results  # outcome unknown
     await store.close()

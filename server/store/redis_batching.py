@@ -50,19 +50,27 @@ class ScriptBatcher:
             return await future
         batch = self._joining = [(keys, args, future)]
         try:
-            await asyncio.sleep(0)  # the other tasks of this turn run, and join
-        finally:
-            if self._joining is batch:
-                self._joining = None
-        await self._send(batch)
+            try:
+                await asyncio.sleep(0)  # the other tasks of this turn run, and join
+            finally:
+                if self._joining is batch:
+                    self._joining = None
+            await self._send(batch)
+        except BaseException as e:
+            # The leader was cancelled, waiting or mid-call: nobody in its batch waits for ever.
+            for _, _, waiting in batch:
+                _settle(waiting, error=e)
+            if not future.cancelled():
+                future.exception()  # its own answer is this raise
+            raise
         return await future
 
     async def _send(self, batch: list[Call]) -> None:
+        """Every call of ``batch`` gets its answer; only a cancellation escapes."""
         self.round_trips += 1
         self.calls += len(batch)
         if len(batch) == 1:
-            keys, args, future = batch[0]
-            await self._one(keys, args, future)
+            await self._one(*batch[0])
             return
         try:
             async with self._client.pipeline(transaction=False) as pipe:
@@ -70,10 +78,10 @@ class ScriptBatcher:
                     # execute_command: redis-py refuses pipe.evalsha on a cluster, not this.
                     pipe.execute_command("EVALSHA", self._script.sha, len(keys), *keys, *args)
                 results = await pipe.execute(raise_on_error=False)
-        except BaseException as e:
+        except Exception as e:
             for _, _, future in batch:
                 _settle(future, error=e)
-            raise
+            return
         for (keys, args, future), result in zip(batch, results, strict=True):
             if isinstance(result, NoScriptError):
                 # A restarted or promoted server has an empty script cache: AsyncScript loads it.
@@ -88,16 +96,16 @@ class ScriptBatcher:
     ) -> None:
         try:
             result = await self._script(keys=keys, args=args)
-        except BaseException as e:
+        except Exception as e:
             _settle(future, error=e)
-            raise
-        _settle(future, result=result)
+        else:
+            _settle(future, result=result)
 
 
 def _settle(
     future: asyncio.Future[object], *, result: object = None, error: BaseException | None = None
 ) -> None:
-    if future.done():  # its caller was cancelled
+    if future.done():  # answered already, or its caller was cancelled
         return
     if isinstance(error, asyncio.CancelledError):
         # The leader was cancelled mid-call (the node is stopping): to the others, as to any
