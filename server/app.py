@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,13 +35,18 @@ from server.room.game_view import game_view
 from server.room.state import OptionError, parse_options
 from server.rooms import RoomService, public_info
 from server.scheduler import Scheduler
+from server.socket_driver import SocketDriver
 from server.socket_writer import start_writer
 from server.store import RoomStore, open_store
 from server.web_security import SecurityHeaders, origin_allowed
-from server.ws_protocol import ROUND_TRIP
+from server.ws_protocol import DIRECT, ROUND_TRIP, DirectSend
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).parent / "static"
+
+
+Closer = Callable[[int, str], Awaitable[None]]
+"""Closes one socket with a code and a reason."""
 
 
 class BadBody(ValueError):
@@ -70,8 +75,7 @@ class Node:
             self.quickplay.league, settings.secret, self.rooms.clock, settings.accounts
         )
         self.connections: set[Connection] = set()
-        self.sockets: set[WebSocket] = set()
-        self.socket_of: dict[Connection, WebSocket] = {}  # to close a revoked session's socket
+        self.closers: dict[Connection, Closer] = {}  # to close a revoked session's socket
         self._revocations: asyncio.Task[None] | None = None
         self.draining = False
 
@@ -87,17 +91,30 @@ class Node:
 
     async def revoked(self, conn: Connection) -> None:
         """The session this connection logged in with was revoked: close it (4001)."""
-        ws = self.socket_of.get(conn)
-        if ws is not None:
+        close = self.closers.get(conn)
+        if close is not None:
             with contextlib.suppress(Exception):
-                await ws.close(code=4001, reason="session ended")
+                await close(4001, "session ended")
+
+    def opened(self, conn: Connection, close: Closer) -> None:
+        """A socket was accepted for ``conn``."""
+        self.connections.add(conn)
+        self.closers[conn] = close
+        metrics.CONNECTIONS.set(len(self.connections))
+
+    async def gone(self, conn: Connection) -> None:
+        """``conn``'s socket is closed: it leaves the queue and its room."""
+        self.connections.discard(conn)
+        self.closers.pop(conn, None)
+        metrics.CONNECTIONS.set(len(self.connections))
+        await conn.on_close()
 
     async def stop(self) -> None:
         self.draining = True
         # Drain: close every socket with "service restart" so clients reconnect elsewhere.
-        for ws in list(self.sockets):
+        for close in list(self.closers.values()):
             with contextlib.suppress(Exception):
-                await ws.close(code=1012, reason="server restarting")
+                await close(1012, "server restarting")
         if self._revocations is not None:
             self._revocations.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -119,6 +136,20 @@ class Node:
         if state.options.rated or not state.options.hints:
             raise ProtocolError("hints_disabled")
         return await self.bots.hint(game_view(state.game, seat))
+
+
+def _direct_closer(send: DirectSend) -> Closer:
+    async def close(code: int, reason: str) -> None:
+        send.close(code, reason)
+
+    return close
+
+
+def _asgi_closer(ws: WebSocket) -> Closer:
+    async def close(code: int, reason: str) -> None:
+        await ws.close(code=code, reason=reason)
+
+    return close
 
 
 def create_app(settings: Settings | None = None, store: RoomStore | None = None) -> Starlette:
@@ -233,13 +264,20 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
             return
         await ws.accept(subprotocol=chosen)
         conn = Connection(node, Codec(chosen or JSON))
-        measured = ws.scope.get("extensions", {}).get(ROUND_TRIP)
+        extensions = ws.scope.get("extensions", {})
+        measured = extensions.get(ROUND_TRIP)
         if measured is not None:
             conn.round_trip = measured["round_trip"]
-        node.connections.add(conn)
-        metrics.CONNECTIONS.set(len(node.connections))
-        node.sockets.add(ws)
-        node.socket_of[conn] = ws
+        direct = extensions.get(DIRECT)
+        if direct is not None:
+            # This server's protocol: the socket is driven by its callbacks from here on, and
+            # this coroutine (with Starlette's frames and the scope) is let go.
+            send: DirectSend = direct["send"]
+            node.opened(conn, _direct_closer(send))
+            SocketDriver(conn, send, node.gone)
+            return
+        # Any other ASGI server: this coroutine reads the socket for its life.
+        node.opened(conn, _asgi_closer(ws))
         writer = start_writer(ws, conn)
         try:
             while True:
@@ -257,11 +295,7 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
         except (WebSocketDisconnect, RuntimeError):
             pass
         finally:
-            node.connections.discard(conn)
-            metrics.CONNECTIONS.set(len(node.connections))
-            node.sockets.discard(ws)
-            node.socket_of.pop(conn, None)
-            await conn.on_close()
+            await node.gone(conn)
             writer.stop()
 
     routes = [

@@ -31,13 +31,12 @@ DRAIN_SECONDS = 2.0  # the most a closing socket waits for its last frames to go
 
 
 class DirectWriter:
-    __slots__ = ("_closing", "_loop", "_scheduled", "conn", "send", "ws")
+    __slots__ = ("_loop", "_scheduled", "conn", "send")
 
-    def __init__(self, ws: WebSocket, conn: Connection, send: DirectSend) -> None:
-        self.ws, self.conn, self.send = ws, conn, send
+    def __init__(self, conn: Connection, send: DirectSend) -> None:
+        self.conn, self.send = conn, send
         self._loop = asyncio.get_running_loop()
         self._scheduled = False
-        self._closing: asyncio.Future[None] | None = None
         conn.wake = self.wake
         send.on_writable = self.wake
 
@@ -64,14 +63,10 @@ class DirectWriter:
             log.exception("could not send to connection %s; closing it", conn.id)
             conn.closed = True
             conn.pending = []
-            self._close(1011, "internal error")
+            self.send.close(1011, "internal error")
             return
         if conn.dropped:
-            self._close(1008, "too far behind")
-
-    def _close(self, code: int, reason: str) -> None:
-        if self._closing is None:
-            self._closing = asyncio.ensure_future(_close(self.ws, code, reason))
+            self.send.close(1008, "too far behind")
 
     async def drain(self) -> None:
         """Send what waits now (a closing socket's last answer)."""
@@ -138,7 +133,7 @@ def start_writer(ws: WebSocket, conn: Connection) -> Writer:
     """The writer for this socket: direct on this server's protocol, else a task."""
     direct = ws.scope.get("extensions", {}).get(DIRECT)
     if direct is not None:
-        return DirectWriter(ws, conn, direct["send"])
+        return DirectWriter(conn, direct["send"])
     return TaskWriter(ws, conn)
 
 

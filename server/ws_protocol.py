@@ -14,11 +14,20 @@ implementation answers a ping by itself, browsers included, so the clocks' lag c
 ping of the app's own, and a socket costs one ping every interval, not two and an answer. The
 first ping goes out soon after the handshake, so a new seat has its credit within seconds.
 Once the handshake's response is sent, its request and response objects are let go.
+
+After the accept, the app may ``detach`` the socket: from then on every message goes straight
+to the app's ``on_message`` callback, in the call that read it, and connection loss to
+``on_closed``; the ASGI coroutine returns without closing the socket. A detached socket holds no
+ASGI task, scope, queue reads or middleware frames (a per-socket cost in memory), and a message
+reaches the app without the queue, the ``receive`` chain through every middleware and the
+pause and resume of reading that uvicorn does for each one. The app then paces reading itself
+(``pause_reading``, ``resume_reading``) and closes with ``close``.
 Everything else is uvicorn's.
 """
 
 from __future__ import annotations
 
+import logging
 import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -34,6 +43,9 @@ DIRECT = "hearts.websocket.direct_send"
 ROUND_TRIP = "hearts.websocket.round_trip"
 FIRST_PING = 2.0  # seconds after the handshake
 TEXT, BINARY = 0x81, 0x82  # FIN and the opcode: the first byte of an unfragmented frame
+CLOSE_TIMEOUT = 10.0  # seconds a closing socket waits for the peer's close frame
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
@@ -46,11 +58,13 @@ class RoundTrip:
 class DirectSend:
     """One socket's direct send, as the app sees it (``scope["extensions"][DIRECT]["send"]``)."""
 
-    __slots__ = ("_protocol", "on_writable")
+    __slots__ = ("_protocol", "on_closed", "on_message", "on_writable")
 
     def __init__(self, protocol: BatchingWebSocketProtocol) -> None:
         self._protocol = protocol
         self.on_writable: Callable[[], None] | None = None  # the buffer drained after a refusal
+        self.on_message: Callable[[bytes | str], None] | None = None  # set by ``detach``
+        self.on_closed: Callable[[], None] | None = None
 
     def write(self, frames: Sequence[bytes | str]) -> bool:
         """Send ``frames`` now, in one write; False (nothing sent) while the buffer is full.
@@ -59,10 +73,33 @@ class DirectSend:
         """
         return self._protocol.write_frames(frames)
 
+    def detach(
+        self, on_message: Callable[[bytes | str], None], on_closed: Callable[[], None]
+    ) -> None:
+        """Hand the accepted socket to the app's callbacks; its ASGI coroutine may return.
+
+        ``on_message`` gets each message (str for text, bytes for binary) as it is read;
+        ``on_closed`` is called once when the connection is gone, however it ended.
+        """
+        self.on_message, self.on_closed = on_message, on_closed
+        self._protocol.detach()
+
+    def close(self, code: int, reason: str = "") -> None:
+        """Start the closing handshake (no-op once closing); the peer has CLOSE_TIMEOUT s."""
+        self._protocol.close_socket(code, reason)
+
+    def pause_reading(self) -> None:
+        self._protocol.pause_socket_reading()
+
+    def resume_reading(self) -> None:
+        self._protocol.resume_socket_reading()
+
 
 class BatchingWebSocketProtocol(WebSocketsSansIOProtocol):
     round_trip: RoundTrip
     direct: DirectSend | None = None
+    detached = False
+    _app_paused = False
 
     def handle_connect(self, event: Request) -> None:
         super().handle_connect(event)
@@ -79,6 +116,99 @@ class BatchingWebSocketProtocol(WebSocketsSansIOProtocol):
             # The handshake's request and response (their header objects are about 3 KiB a
             # socket, tracemalloc) are not read again once the response is sent.
             self.request = self.response = None  # type: ignore[assignment]
+
+    async def run_asgi(self) -> None:
+        """uvicorn's, but for the end: a detached socket stays open when the app returns."""
+        try:
+            result = await self.app(self.scope, self.receive, self.send)
+        except ClientDisconnected:
+            pass
+        except BaseException:
+            self.logger.exception("Exception in ASGI application\n")
+            self.send_500_response()
+        else:
+            if not self.handshake_complete:
+                self.logger.error("ASGI callable returned without completing handshake.")
+                self.send_500_response()
+            elif result is not None:
+                self.logger.error("ASGI callable should return None, but returned %r.", result)
+        if self.detached:
+            self.scope = None  # type: ignore[assignment]  # headers and state: not read again
+            if self.disconnected:
+                self._closed_detached()  # lost before the app detached
+            return
+        if self.close_timer is None:
+            self.transport.close()
+
+    def detach(self) -> None:
+        self.detached = True
+        # Anything queued for the ASGI app before it detached goes to the callback, in order.
+        while not self.queue.empty():
+            message: Any = self.queue.get_nowait()
+            on_message = self.direct.on_message if self.direct is not None else None
+            if message["type"] == "websocket.receive" and on_message is not None:
+                text = message.get("text")
+                on_message(text if text is not None else message.get("bytes") or b"")
+        if self.read_paused:
+            self.read_paused = False
+            self.transport.resume_reading()
+
+    def send_receive_event_to_app(self) -> None:
+        on_message = self.direct.on_message if self.direct is not None else None
+        if on_message is None:
+            super().send_receive_event_to_app()
+            return
+        data = self.frames[0] if len(self.frames) == 1 else b"".join(self.frames)
+        self.frames = []
+        if self.close_sent:
+            return  # past our close: discard, as uvicorn does
+        if self.curr_msg_data_type == "text":
+            try:
+                text = data.decode()
+            except UnicodeDecodeError:
+                self.close_socket(1007, "invalid UTF-8")
+                return
+            on_message(text)
+        else:
+            on_message(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        if self.detached and self.scope is None:
+            self._closed_detached()
+
+    def _closed_detached(self) -> None:
+        direct = self.direct
+        if direct is not None and direct.on_closed is not None:
+            on_closed, direct.on_closed = direct.on_closed, None
+            direct.on_message = direct.on_writable = None
+            try:
+                on_closed()
+            except Exception:
+                log.exception("a detached socket's close callback failed")
+
+    def close_socket(self, code: int, reason: str) -> None:
+        if self.close_sent or self.disconnected or self.transport.is_closing():
+            return
+        try:
+            self.conn.send_close(code, reason)
+        except InvalidState:
+            return
+        self.transport.write(b"".join(self.conn.data_to_send()))
+        self.close_sent = True
+        self.resume_socket_reading()  # read on until the peer's close frame comes
+        self.close_timer = self.loop.call_later(CLOSE_TIMEOUT, self.transport.close)
+
+    def pause_socket_reading(self) -> None:
+        if not self._app_paused and not self.transport.is_closing():
+            self._app_paused = True
+            self.transport.pause_reading()
+
+    def resume_socket_reading(self) -> None:
+        if self._app_paused:
+            self._app_paused = False
+            if not self.transport.is_closing():
+                self.transport.resume_reading()
 
     def start_keepalive(self) -> None:
         if self.ping_interval is not None and self.ping_interval > 0:

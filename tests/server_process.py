@@ -22,8 +22,16 @@ def free_port() -> int:
 
 
 class ServerProcess:
-    def __init__(self, redis_url: str | None = None, port: int | None = None, **env: str) -> None:
+    def __init__(
+        self,
+        redis_url: str | None = None,
+        port: int | None = None,
+        argv: list[str] | None = None,
+        **env: str,
+    ) -> None:
         self.port = port or free_port()
+        # What runs: ``python -m server`` unless told (e.g. the app under plain uvicorn).
+        self.argv = argv or ["-m", "server"]
         self.env = {
             **os.environ,
             "HOST": "127.0.0.1",
@@ -56,7 +64,7 @@ class ServerProcess:
     def start(self) -> ServerProcess:
         log = self.log_path.open("ab")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "server"], cwd=ROOT, env=self.env, stdout=log, stderr=log
+            [sys.executable, *self.argv], cwd=ROOT, env=self.env, stdout=log, stderr=log
         )
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:

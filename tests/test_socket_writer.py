@@ -23,6 +23,7 @@ class Sink:
         self.full = False
         self.gone = False
         self.on_writable: Any = None
+        self.closed: tuple[int, str] | None = None
 
     def write(self, frames: Sequence[bytes | str]) -> bool:
         if self.gone:
@@ -31,6 +32,9 @@ class Sink:
             return False
         self.writes.append(list(frames))
         return True
+
+    def close(self, code: int, reason: str = "") -> None:
+        self.closed = (code, reason)
 
     def drained(self) -> None:
         self.full = False
@@ -101,7 +105,7 @@ async def test_a_dropped_connection_gets_what_was_queued_then_a_close() -> None:
     sink.drained()
     await turns()
     assert sink.writes == [[b"%d" % k for k in range(OUTBOX_LIMIT)]]
-    assert sock.closed == (1008, "too far behind")
+    assert sink.closed == (1008, "too far behind")
 
 
 async def test_a_gone_socket_is_left_alone() -> None:
@@ -111,7 +115,7 @@ async def test_a_gone_socket_is_left_alone() -> None:
     sink.gone = True
     conn.send_frame(b"a")
     await turns()
-    assert conn.pending == [] and sock.closed is None
+    assert conn.pending == [] and sock.closed is None and sink.closed is None
 
 
 async def test_without_the_direct_send_a_task_sends_each_frame() -> None:

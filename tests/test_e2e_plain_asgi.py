@@ -1,0 +1,36 @@
+"""The app on any ASGI server: under plain uvicorn (its own WebSocket protocol, not this
+server's), the ASGI coroutine reads each socket and a task writes it, and a whole game plays
+the same, both codecs, with every hand verified."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+
+from tests.client_bots import play_to_the_end
+from tests.server_process import ServerProcess, free_port
+from tests.test_e2e_game import assert_no_leak, check_scores, seat_humans
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[ServerProcess]:
+    port = free_port()
+    argv = ["-m", "uvicorn", "--factory", "server.app:create_app"]
+    argv += ["--host", "127.0.0.1", "--port", str(port), "--ws", "websockets-sansio"]
+    proc = ServerProcess(port=port, argv=argv).start()
+    yield proc
+    proc.stop()
+
+
+@pytest.mark.parametrize("binary", [True, False], ids=["msgpack", "json"])
+async def test_a_whole_game_on_plain_uvicorn(server: ServerProcess, binary: bool) -> None:
+    clients = await seat_humans(server, 4, binary=binary)
+    results = await asyncio.gather(*(play_to_the_end(c, seed=i) for i, c in enumerate(clients)))
+    for c in clients:
+        check_scores(results[0], c)
+        assert_no_leak(c)
+        assert all(v == [] for v in c.verdicts.values()), c.verdicts
+        await c.close()
+    assert "Traceback" not in server.log()
