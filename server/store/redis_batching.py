@@ -7,6 +7,9 @@ reply, and on this machine those writes were the node's second cost after the We
 serve them all, the way ioredis's auto-pipelining does. A call alone in its turn goes as it is,
 so an idle node adds no latency and no work.
 
+The batch goes out on the lanes of ``redis_lane`` (a raw pipelined connection per server) and,
+for what they do not carry, through redis-py.
+
 Each call keeps its own answer: a script's error reaches only its caller. A failed connection
 reaches every caller of its batch, as it would have reached each alone; their outcome is
 unknown, which the commit script's nonce resolves on a retry (``redis_store``). A leader
@@ -23,6 +26,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError
 
 from server.store.redis_client import Client
+from server.store.redis_lane import HandOver, Lane, Lanes
 
 MAX_BATCH = 256  # calls per pipeline; more wait for the next one
 Call = tuple[Sequence[str], Sequence[bytes | str | int], "asyncio.Future[object]"]
@@ -35,12 +39,14 @@ class ScriptBatcher:
     then sends the batch and hands each its answer. No task is made for it.
     """
 
-    def __init__(self, client: Client, script: AsyncScript) -> None:
+    def __init__(self, client: Client, script: AsyncScript, *, lanes: bool = True) -> None:
         self._client = client
         self._script = script
+        self._lanes = Lanes(client) if lanes else None
         self._joining: list[Call] | None = None  # the batch the current turn's calls join
         self.round_trips = 0  # pipelines and single calls sent (for tests and figures)
         self.calls = 0
+        self.laned = 0  # calls sent on a lane
 
     async def __call__(self, keys: Sequence[str], args: Sequence[bytes | str | int]) -> object:
         loop = asyncio.get_running_loop()
@@ -65,10 +71,55 @@ class ScriptBatcher:
             raise
         return await future
 
+    def close(self) -> None:
+        if self._lanes is not None:
+            self._lanes.close()
+
     async def _send(self, batch: list[Call]) -> None:
         """Every call of ``batch`` gets its answer; only a cancellation escapes."""
         self.round_trips += 1
         self.calls += len(batch)
+        lanes = self._lanes
+        if lanes is None:
+            await self._send_redis_py(batch)
+            return
+        routed: dict[Lane, list[Call]] = {}
+        rest: list[Call] = []
+        for call in batch:
+            lane = lanes.ready(call[0][0])
+            if lane is None:
+                rest.append(call)
+            else:
+                routed.setdefault(lane, []).append(call)
+        sha = self._script.sha
+        self.laned += len(batch) - len(rest)
+        sent = [
+            (lane, calls, lane.call([("EVALSHA", sha, len(k), *k, *a) for k, a, _ in calls]))
+            for lane, calls in routed.items()
+        ]
+        if rest:
+            await self._send_redis_py(rest)
+        for lane, calls, replies in sent:
+            try:
+                answers = await replies
+            except RedisConnectionError:
+                # Outcome unknown: redis-py retries them, and a commit's nonce makes a retry
+                # of one that was applied report its success.
+                lanes.failed(lane)
+                await asyncio.gather(*(self._one(*call) for call in calls))
+                continue
+            handed: list[Call] = []
+            for call, answer in zip(calls, answers, strict=True):
+                if isinstance(answer, HandOver):
+                    handed.append(call)
+                elif isinstance(answer, Exception):
+                    _settle(call[2], error=answer)
+                else:
+                    _settle(call[2], result=answer)
+            for call in handed:  # one at a time: the first NOSCRIPT's reload serves the rest
+                await self._one(*call)
+
+    async def _send_redis_py(self, batch: list[Call]) -> None:
         if len(batch) == 1:
             await self._one(*batch[0])
             return

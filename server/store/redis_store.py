@@ -351,16 +351,12 @@ class RedisRoomStore(RoomStore):
         ttl_ms = max(1, math.ceil(ttl * 1000))
         with store_errors():
             return bool(
-                await self._acquire_script(
-                    keys=[self.keys.lease(name)], args=[holder, ttl_ms]
-                )
+                await self._acquire_script(keys=[self.keys.lease(name)], args=[holder, ttl_ms])
             )
 
     async def release_lease(self, name: str, holder: str) -> bool:
         with store_errors():
-            return bool(
-                await self._release_script(keys=[self.keys.lease(name)], args=[holder])
-            )
+            return bool(await self._release_script(keys=[self.keys.lease(name)], args=[holder]))
 
     # Node presence ---------------------------------------------------------------------------
 
@@ -405,4 +401,5 @@ class RedisRoomStore(RoomStore):
     async def close(self) -> None:
         for subscriber in list(self._subscribers):
             await subscriber.close()
+        self._commits.close()
         await self._client.aclose()
