@@ -145,3 +145,11 @@ def test_a_serialized_game_restores_equal_at_any_point(rules: Rules, seed: int, 
     assert restored == game
     assert restored.phase is game.phase
     assert restored.copy() == game
+    hand = game.hand
+    if hand is not None:
+        # A copy holds every field, and shares no list the next step may change.
+        copied = hand.copy()
+        for name in type(hand).__slots__:
+            mine, theirs = getattr(hand, name), getattr(copied, name)
+            assert mine == theirs, name
+            assert not isinstance(mine, list) or mine is not theirs, name

@@ -227,10 +227,7 @@ class Hand:
         self.hands = list(hands)
         self.passes = [0, 0, 0, 0]
         self.trick = list(trick)
-        self.tricks = [
-            (t[0], t[1], t[2], t[3], t[4])
-            for t in tricks
-        ]
+        self.tricks = [(t[0], t[1], t[2], t[3], t[4]) for t in tricks]
         self.hearts_broken = bool(seen & HEARTS_MASK)
         self.taken = taken
         self.revoked = 0
@@ -429,10 +426,24 @@ class Hand:
     # -- values ----------------------------------------------------------------------------
 
     def copy(self) -> Hand:
+        # Field by field, not a loop over __slots__ with getattr and setattr: a room copies its
+        # hand at every step. Lists are copied; everything else is immutable.
         other = Hand.__new__(Hand)
-        for name in Hand.__slots__:
-            value = getattr(self, name)
-            setattr(other, name, value.copy() if isinstance(value, list) else value)
+        other._legal = self._legal
+        other.dealt = self.dealt
+        other.direction = self.direction
+        other.hands = self.hands.copy()
+        other.hearts_broken = self.hearts_broken
+        other.leader = self.leader
+        other.passes = self.passes.copy()
+        other.phase = self.phase
+        other.revoke_call = self.revoke_call
+        other.revoked = self.revoked
+        other.revokes_allowed = self.revokes_allowed
+        other.taken = self.taken.copy()
+        other.trick = self.trick.copy()
+        other.tricks = self.tricks.copy()
+        other.turn = self.turn
         return other
 
     def to_value(self) -> list[object]:
