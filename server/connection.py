@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from protocol.codec import MAX_FRAME_BYTES, PROTOCOL_VERSION, Codec
@@ -124,30 +124,39 @@ class Connection:
         if len(pending) == 1:
             self.wake()
 
-    def deliver(self, room: str, seq: int, event: Event, frames: Frames | None = None) -> None:
-        """An event from the room's stream; held back while a view is being prepared.
+    def deliver(
+        self, room: str, first_seq: int, events: Sequence[Event], frames: Sequence[Frames]
+    ) -> None:
+        """Events ``first_seq``… of the room's stream; held back while a view is being prepared.
 
-        ``frames`` is shared by every socket the event goes to on this node: each subprotocol's
-        encoding is made once, by the first socket that needs it.
+        ``frames`` has one dict per event, shared by every socket the events go to on this
+        node: each subprotocol's encoding of an event is made once, by the first socket that
+        needs it. One call per socket per commit, not per event: a card is four or five events.
         """
         if room != self.room:
             return
         if self._held is not None:
-            self._held.append((seq, event))
+            self._held.extend((first_seq + k, e) for k, e in enumerate(events))
             return
-        self._deliver(room, seq, event, frames if frames is not None else {})
+        self._deliver(room, first_seq, events, frames)
 
-    def _deliver(self, room: str, seq: int, event: Event, frames: Frames) -> None:
-        if seq <= self.last_seq:
-            return
-        self.last_seq = seq
-        if visible(event.audience, self.seat):
-            frame = frames.get(self.codec.name)
-            if frame is None:
-                frame = frames[self.codec.name] = self.codec.encode(event_message(room, seq, event))
-            self.send_frame(frame)
-        if event.type == "replaced" and event.data.get("seat") == self.seat:
-            self.seat = None  # the seat went to a bot: this connection watches from now on
+    def _deliver(
+        self, room: str, first_seq: int, events: Sequence[Event], frames: Sequence[Frames]
+    ) -> None:
+        name = self.codec.name
+        for k, event in enumerate(events):
+            seq = first_seq + k
+            if seq <= self.last_seq:
+                continue
+            self.last_seq = seq
+            if visible(event.audience, self.seat):
+                encoded = frames[k]
+                frame = encoded.get(name)
+                if frame is None:
+                    frame = encoded[name] = self.codec.encode(event_message(room, seq, event))
+                self.send_frame(frame)
+            if event.type == "replaced" and event.data.get("seat") == self.seat:
+                self.seat = None  # the seat went to a bot: this connection watches from now on
 
     def hold(self) -> None:
         self._held = []
@@ -155,7 +164,7 @@ class Connection:
     def release(self) -> None:
         held, self._held = self._held or [], None
         for seq, event in held:
-            self._deliver(self.room or "", seq, event, {})
+            self._deliver(self.room or "", seq, (event,), ({},))
 
     # -- incoming --------------------------------------------------------------------------
 
@@ -330,7 +339,7 @@ class Connection:
                 reply["resumed"] = True
                 reply["missed"] = len(missed)
                 for stored in missed:
-                    self._deliver(room, stored.seq, decode_event(stored.data), {})
+                    self._deliver(room, stored.seq, (decode_event(stored.data),), ({},))
             else:
                 self.last_seq = state.seq
                 reply["view"] = await self._view(state)

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import Protocol
 
 from server import metrics
@@ -27,7 +28,11 @@ class Watcher(Protocol):
     identity: Identity | None
 
     def deliver(
-        self, room: str, seq: int, event: Event, frames: dict[str, bytes | str] | None = None
+        self,
+        room: str,
+        first_seq: int,
+        events: Sequence[Event],
+        frames: Sequence[dict[str, bytes | str]],
     ) -> None: ...
 
 
@@ -92,8 +97,7 @@ class Hub:
         if not conns or not events or self._delivered.get(room) != first_seq - 1:
             return
         self._delivered[room] = first_seq + len(events) - 1
-        for k, event in enumerate(events):
-            _fan_out(conns, room, first_seq + k, event)
+        _fan_out(conns, room, first_seq, events)
 
     async def _pump(self) -> None:
         assert self._sub is not None
@@ -105,7 +109,7 @@ class Hub:
                     if not conns or stored.seq <= self._delivered.get(room, 0):
                         continue  # nobody here watches, or this node's own, handed over already
                     self._delivered[room] = stored.seq
-                    _fan_out(conns, room, stored.seq, decode_event(stored.data))
+                    _fan_out(conns, room, stored.seq, (decode_event(stored.data),))
                 return
             except asyncio.CancelledError:
                 raise
@@ -116,7 +120,7 @@ class Hub:
                 await asyncio.sleep(0.5)
 
 
-def _fan_out(conns: set[Watcher], room: str, seq: int, event: Event) -> None:
-    frames: dict[str, bytes | str] = {}  # encoded once per subprotocol
+def _fan_out(conns: set[Watcher], room: str, first_seq: int, events: Sequence[Event]) -> None:
+    frames: list[dict[str, bytes | str]] = [{} for _ in events]  # each encoded once per codec
     for conn in conns:
-        conn.deliver(room, seq, event, frames)
+        conn.deliver(room, first_seq, events, frames)

@@ -4,7 +4,7 @@ event once and in order, and never ahead of an earlier event still coming from a
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
 import pytest
 
@@ -24,9 +24,13 @@ class Socket:
         self.seen: list[int] = []
 
     def deliver(
-        self, room: str, seq: int, event: Event, frames: dict[str, bytes | str] | None = None
+        self,
+        room: str,
+        first_seq: int,
+        events: Sequence[Event],
+        frames: Sequence[dict[str, bytes | str]],
     ) -> None:
-        self.seen.append(seq)
+        self.seen.extend(first_seq + k for k in range(len(events)))
 
 
 def event(n: int) -> Event:
