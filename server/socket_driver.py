@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import deque
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -40,7 +39,8 @@ class SocketDriver:
         self.conn, self.send = conn, send
         self.writer = DirectWriter(conn, send)
         self._on_gone = on_gone
-        self._inbox: deque[bytes | str] = deque()
+        # A list, not a deque: it holds a message or two, and an empty deque is a 64-slot block.
+        self._inbox: list[bytes | str] = []
         self._task: asyncio.Task[None] | None = None
         self._gone = False
         send.detach(self.received, self.closed)
@@ -66,7 +66,7 @@ class SocketDriver:
         conn, inbox = self.conn, self._inbox
         try:
             while inbox:
-                await conn.on_frame(inbox.popleft())
+                await conn.on_frame(inbox.pop(0))
         except Closing as e:
             inbox.clear()
             self.writer.flush()  # the answer that came before the close
