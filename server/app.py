@@ -62,6 +62,7 @@ class Node:
             settings.redis_url,
             wait_replicas=settings.redis_wait_replicas,
             wait_ms=settings.redis_wait_ms,
+            node=settings.node_id,
         )
         self.id = settings.node_id  # names this process's sockets in room state
         self.bots = BotPool(settings.bot_workers)

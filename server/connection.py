@@ -158,6 +158,11 @@ class Connection:
             if event.type == "replaced" and event.data.get("seat") == self.seat:
                 self.seat = None  # the seat went to a bot: this connection watches from now on
 
+    @property
+    def entering(self) -> bool:
+        """Between ``hold`` and ``release``: its view is being prepared."""
+        return self._held is not None
+
     def hold(self) -> None:
         self._held = []
 

@@ -14,7 +14,7 @@ from server.actors import Actors
 from server.identity import Identity
 from server.room.machine import Event
 from server.rooms import decode_event
-from server.store import RoomStore, Subscriber
+from server.store import RoomStore, StoreError, Subscriber
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +26,12 @@ class Watcher(Protocol):
     id: str
     seat: int | None
     identity: Identity | None
+    last_seq: int  # the newest event this socket has (from its view, or delivered)
+
+    @property
+    def entering(self) -> bool:
+        """Still getting its view: it has no starting point yet (``Connection.hold``)."""
+        ...
 
     def deliver(
         self,
@@ -44,6 +50,9 @@ class Hub:
         self.watchers: dict[str, set[Watcher]] = defaultdict(set)
         # Per watched room, the newest seq handed to its sockets (absent: not known yet).
         self._delivered: dict[str, int] = {}
+        # Per room being caught up from the store: what waits behind it, as (first seq, events).
+        self._waiting: dict[str, list[tuple[int, Sequence[Event]]]] = {}
+        self._catch_ups: dict[str, asyncio.Task[None]] = {}
         self._sub: Subscriber | None = None
         self._task: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
@@ -79,6 +88,10 @@ class Hub:
             if not conns:
                 del self.watchers[room]
                 self._delivered.pop(room, None)
+                self._waiting.pop(room, None)
+                task = self._catch_ups.pop(room, None)
+                if task is not None:
+                    task.cancel()
                 assert self._sub is not None
                 await self._sub.remove(room)
                 await self.store.untrack_room(self.node_id, room)
@@ -88,16 +101,82 @@ class Hub:
     def committed(self, room: str, first_seq: int, events: list[Event]) -> None:
         """This node committed ``events`` as ``first_seq``…: hand them to the room's sockets now.
 
-        The store's fan-out brings them back a round trip later, and every other node gets
-        them from there. Handed over here only when they follow the last seq the sockets were
-        given, so no socket skips an earlier event still on its way from another node; the
-        fan-out then passes over them.
+        The store publishes a commit only to other nodes that watch the room (``RoomStore``'s
+        fan-out contract), so a node's own events reach its sockets from here. They follow the
+        last seq those sockets were given, unless an earlier event from another node is still
+        on its way: then the room is caught up from the store first (``_catch_up``).
         """
         conns = self.watchers.get(room)
-        if not conns or not events or self._delivered.get(room) != first_seq - 1:
+        if not conns or not events:
             return
-        self._delivered[room] = first_seq + len(events) - 1
-        _fan_out(conns, room, first_seq, events)
+        self._arrived(room, conns, first_seq, events)
+
+    def _arrived(
+        self, room: str, conns: set[Watcher], first_seq: int, events: Sequence[Event]
+    ) -> None:
+        """Events ``first_seq``… of a watched room, from a commit here or from fan-out."""
+        waiting = self._waiting.get(room)
+        if waiting is not None:
+            waiting.append((first_seq, events))  # in order, behind the catch-up
+            return
+        last = first_seq + len(events) - 1
+        delivered = self._delivered.get(room)
+        if delivered is None and all(c.entering for c in conns):
+            # Nobody here has a starting point yet: each socket's view, taken after this, holds
+            # whatever came before, so delivery starts here.
+            delivered = first_seq - 1
+        if delivered == first_seq - 1:
+            self._delivered[room] = last
+            _fan_out(conns, room, first_seq, events)
+        elif delivered is None or last > delivered:
+            self._catch_up(room, [(first_seq, events)])  # a gap: fetch it before these
+
+    def _catch_up(self, room: str, waiting: list[tuple[int, Sequence[Event]]]) -> None:
+        self._waiting[room] = waiting
+        self._catch_ups[room] = asyncio.get_running_loop().create_task(
+            self._fill(room), name=f"fan-out catch-up {room}"
+        )
+
+    async def _fill(self, room: str) -> None:
+        """Deliver what the room's sockets miss from the store, then what waited meanwhile."""
+        backoff = 0.05
+        try:
+            while True:
+                conns = self.watchers.get(room)
+                if not conns:
+                    return
+                since = self._delivered.get(room)
+                if since is None:
+                    since = min((c.last_seq for c in conns if not c.entering), default=0)
+                try:
+                    stored = await self.store.events_since(room, since)
+                    break
+                except StoreError as e:
+                    log.warning("fan-out: catching up room %s failed: %s", room, e)
+                    await asyncio.sleep(backoff)
+                    backoff = min(2 * backoff, 2.0)
+            if stored is None:
+                log.warning("fan-out: events of room %s after %d are gone", room, since)
+                stored = []
+            self._delivered[room] = since
+            for event in stored:
+                self._deliver_next(room, conns, event.seq, (decode_event(event.data),))
+            for first_seq, events in self._waiting.get(room, ()):
+                self._deliver_next(room, conns, first_seq, events)
+        finally:
+            if self._catch_ups.get(room) is asyncio.current_task():
+                del self._catch_ups[room]
+                self._waiting.pop(room, None)
+
+    def _deliver_next(
+        self, room: str, conns: set[Watcher], first_seq: int, events: Sequence[Event]
+    ) -> None:
+        """Deliver the part of ``events`` after what the room's sockets were given."""
+        delivered = self._delivered.get(room, 0)
+        skip = max(0, delivered + 1 - first_seq)
+        if skip < len(events):
+            self._delivered[room] = first_seq + len(events) - 1
+            _fan_out(conns, room, first_seq + skip, events[skip:])
 
     async def _pump(self) -> None:
         assert self._sub is not None
@@ -106,10 +185,8 @@ class Hub:
                 async for room, stored in self._sub:
                     self.actors.saw(room, stored.seq)
                     conns = self.watchers.get(room)
-                    if not conns or stored.seq <= self._delivered.get(room, 0):
-                        continue  # nobody here watches, or this node's own, handed over already
-                    self._delivered[room] = stored.seq
-                    _fan_out(conns, room, stored.seq, (decode_event(stored.data),))
+                    if conns:
+                        self._arrived(room, conns, stored.seq, (decode_event(stored.data),))
                 return
             except asyncio.CancelledError:
                 raise

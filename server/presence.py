@@ -19,7 +19,6 @@ from server.rooms import RoomService
 log = logging.getLogger(__name__)
 
 
-
 class Presence:
     def __init__(self, node_id: str, rooms: RoomService, hub: Hub, ttl: float = 10.0) -> None:
         """``ttl``: a node silent this long is dead; well above a GC pause or a slow reply."""
@@ -52,11 +51,16 @@ class Presence:
                     for node, room_ids in await store.reap_nodes():
                         if node == self.node_id:
                             continue  # reaped while cut off: _announce_again restores it
-                        log.info("node %s is gone: dropping its sockets from %d rooms",
-                                 node, len(room_ids))
+                        log.info(
+                            "node %s is gone: dropping its sockets from %d rooms",
+                            node,
+                            len(room_ids),
+                        )
                         for room_id in room_ids:
                             with contextlib.suppress(RoomError):  # the room is gone
                                 await self.rooms.apply(room_id, DropNode(node))
+                            # Its rooms' commits need not be published to it any more.
+                            await store.untrack_room(node, room_id)
             except asyncio.CancelledError:
                 raise
             except Exception as e:  # the store is down: the outage is logged by the scheduler

@@ -1,5 +1,7 @@
 """Fan-out on one node (``server.hub``): a node's own commits reach its sockets at once, each
-event once and in order, and never ahead of an earlier event still coming from another node."""
+event once and in order, and never ahead of an earlier event still coming from another node
+(the room is caught up from the store first); and on Redis a commit is published only when
+another node watches the room."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from server.identity import Identity
 from server.room.machine import ALL, Event
 from server.rooms import encode_event
 from server.store import MemoryRoomStore, StoredEvent
+from server.store.redis_store import RedisRoomStore
 
 
 class Socket:
@@ -22,6 +25,8 @@ class Socket:
         self.seat: int | None = None
         self.identity: Identity | None = None
         self.seen: list[int] = []
+        self.last_seq = 0  # as a connection: from its view, then what it was given
+        self.entering = False
 
     def deliver(
         self,
@@ -30,7 +35,10 @@ class Socket:
         events: Sequence[Event],
         frames: Sequence[dict[str, bytes | str]],
     ) -> None:
-        self.seen.extend(first_seq + k for k in range(len(events)))
+        for seq in range(first_seq, first_seq + len(events)):
+            if seq > self.last_seq:  # as a connection drops what its view already holds
+                self.seen.append(seq)
+                self.last_seq = seq
 
 
 def event(n: int) -> Event:
@@ -66,7 +74,8 @@ async def test_own_commits_are_handed_over_at_once_and_only_once(
     node: tuple[MemoryRoomStore, Hub, Socket],
 ) -> None:
     store, hub, sock = node
-    # Before fan-out has shown any seq of the room, an own commit waits for fan-out.
+    # Before any seq of the room was handed over here, an own commit is caught up from the
+    # store (the socket's view is its starting point).
     events = await commit(store, 1, 1, 2)
     hub.committed("r", 1, events)
     assert sock.seen == []
@@ -88,7 +97,8 @@ async def test_an_own_commit_after_another_nodes_waits_for_fan_out(
     await settle()
     assert sock.seen == [1]
     # Another node commits seq 2; this node, having reloaded, commits 3 before fan-out
-    # has brought 2 here. Handing 3 over now would make the socket skip 2.
+    # has brought 2 here. Handing 3 over now would make the socket skip 2: the room is caught
+    # up from the store, 2 then 3.
     await commit(store, 2, 2, 1)
     mine = await commit(store, 3, 3, 1)
     hub.committed("r", 3, mine)
@@ -107,8 +117,111 @@ async def test_a_room_watched_again_starts_unknown(
     await commit(store, 2, 2, 1)  # nobody here watches: this node never hands seq 2 over
     again = Socket()
     await hub.watch(again, "r")
+    again.last_seq = 2  # its view of the room
     mine = await commit(store, 3, 3, 1)
     hub.committed("r", 3, mine)
-    assert again.seen == []  # seq 2 may still be on its way: wait for fan-out
+    assert again.seen == []  # where delivery stands is not known here: caught up first
     await settle()
     assert again.seen == [3]
+
+
+async def test_sockets_still_entering_get_an_own_commit_at_once(
+    node: tuple[MemoryRoomStore, Hub, Socket],
+) -> None:
+    store, hub, sock = node
+    # The only socket is getting its view: whatever came before is in that view.
+    sock.entering = True
+    mine = await commit(store, 1, 1, 2)
+    hub.committed("r", 1, mine)
+    assert sock.seen == [1, 2]
+    await settle()
+    assert sock.seen == [1, 2]
+
+
+def redis_nodes(url: str, prefix: str) -> tuple[RedisRoomStore, RedisRoomStore]:
+    """The stores of two nodes, n1 and n2, on one Redis."""
+    return RedisRoomStore(url, prefix=prefix, node="n1"), RedisRoomStore(
+        url, prefix=prefix, node="n2"
+    )
+
+
+async def test_on_redis_a_commit_is_published_only_when_another_node_watches(
+    clean_redis: str,
+) -> None:
+    mine, other = redis_nodes(clean_redis, "fanout")
+    await mine.create_room("r", b"s0", [], None)
+    hub = Hub(mine, "n1", Actors())
+    await hub.start()
+    sock = Socket()
+    await hub.watch(sock, "r")
+    heard = other.subscriber()
+    try:
+        # n1 alone watches: its own commit is not published, and its hub hands it over. A raw
+        # subscriber (not a watching node) tells what is published.
+        spy = mine._client.pubsub()
+        await spy.ssubscribe(mine.channel("r"))
+        await spy.get_message(timeout=1)  # the confirmation
+        sock.entering = True
+        events = [event(1)]
+        assert await mine.commit("r", 1, b"s1", [StoredEvent(1, encode_event(events[0]))], None)
+        hub.committed("r", 1, events)
+        sock.entering = False
+        assert sock.seen == [1]
+        assert await spy.get_message(timeout=0.3) is None  # nothing was published
+        # Another node's commit is published to n1.
+        assert await other.commit("r", 2, b"s2", [StoredEvent(2, encode_event(event(2)))], None)
+        for _ in range(100):
+            if sock.seen == [1, 2]:
+                break
+            await asyncio.sleep(0.01)
+        assert sock.seen == [1, 2]
+        published = await spy.get_message(timeout=1)
+        assert published is not None and published["type"] == "smessage"
+        # Once n2 watches too, n1's commits are published for it.
+        await other.track_room("n2", "r")
+        await heard.add("r")
+        assert await mine.commit("r", 3, b"s3", [StoredEvent(3, encode_event(event(3)))], None)
+        got = await asyncio.wait_for(heard.__anext__(), 2)
+        assert got[0] == "r" and got[1].seq == 3
+        await spy.aclose()
+    finally:
+        await heard.close()
+        await hub.stop()
+        await mine.close()
+        await other.close()
+
+
+async def test_on_redis_an_own_commit_behind_an_unpublished_one_is_caught_up(
+    clean_redis: str,
+) -> None:
+    """A reply read after the fan-out of a later commit: the pump sees a gap and fills it from
+    the store, so the socket gets every event in order."""
+    mine, other = redis_nodes(clean_redis, "gap")
+    await mine.create_room("r", b"s0", [], None)
+    hub = Hub(mine, "n1", Actors())
+    await hub.start()
+    sock = Socket()
+    await hub.watch(sock, "r")
+    try:
+        sock.entering = True
+        first = [event(1)]
+        assert await mine.commit("r", 1, b"s1", [StoredEvent(1, encode_event(first[0]))], None)
+        hub.committed("r", 1, first)
+        sock.entering = False
+        # n1 commits 2 (not published: it is alone) but has not handed it over yet when n2's
+        # commit 3 comes through fan-out.
+        own = [event(2)]
+        assert await mine.commit("r", 2, b"s2", [StoredEvent(2, encode_event(own[0]))], None)
+        assert await other.commit("r", 3, b"s3", [StoredEvent(3, encode_event(event(3)))], None)
+        for _ in range(100):
+            if sock.seen == [1, 2, 3]:
+                break
+            await asyncio.sleep(0.01)
+        assert sock.seen == [1, 2, 3]
+        hub.committed("r", 2, own)  # the late reply: already delivered
+        await settle()
+        assert sock.seen == [1, 2, 3]
+    finally:
+        await hub.stop()
+        await mine.close()
+        await other.close()

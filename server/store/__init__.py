@@ -48,10 +48,11 @@ def open_store(
     max_log: int = DEFAULT_MAX_LOG,
     wait_replicas: int = 0,
     wait_ms: int = 50,
+    node: str | None = None,
 ) -> RoomStore:
     """The store for ``url``: None, "" or "memory://" → memory; a Redis URL → Redis.
 
-    ``wait_replicas``/``wait_ms``: Redis only, see ``RedisRoomStore``.
+    ``wait_replicas``/``wait_ms``/``node``: Redis only, see ``RedisRoomStore``.
 
     Connecting is lazy, so this never blocks; call ``ping()`` to check readiness.
     """
@@ -62,7 +63,12 @@ def open_store(
         from server.store.redis_store import RedisRoomStore
 
         return RedisRoomStore(
-            url, prefix=prefix, max_log=max_log, wait_replicas=wait_replicas, wait_ms=wait_ms
+            url,
+            prefix=prefix,
+            max_log=max_log,
+            wait_replicas=wait_replicas,
+            wait_ms=wait_ms,
+            node=node,
         )
     raise ValueError(
         f"unsupported store URL {url!r}: expected redis://…, redis+cluster://… or nothing"
@@ -76,7 +82,9 @@ def open_league_store(url: str | None, *, prefix: str = "hearts") -> LeagueStore
         from server.store.league_memory import MemoryLeagueStore
 
         return MemoryLeagueStore()
-    if url.startswith(("redis://", "rediss://", "unix://", "redis+cluster://", "rediss+cluster://")):
+    if url.startswith(
+        ("redis://", "rediss://", "unix://", "redis+cluster://", "rediss+cluster://")
+    ):
         from server.store.league_redis import RedisLeagueStore
 
         return RedisLeagueStore(url, prefix=prefix)

@@ -84,7 +84,9 @@ class Subscriber(ABC):
     after ``add(room_id)`` returned and before ``remove(room_id)`` was called. Events committed
     while ``add`` was in flight may or may not be delivered, so a node calls ``add`` first and
     then loads the room (or ``events_since``) and drops events whose seq it has already sent.
-    Iteration ends after ``close()``.
+    A store that knows its node (the Redis store's ``node``) may leave out that node's own
+    commits to a room no other node watches (``track_room``): the node delivers those itself
+    and fills any gap from ``events_since`` (``server.hub``). Iteration ends after ``close()``.
     """
 
     @abstractmethod

@@ -3,11 +3,13 @@
 -- KEYS[2] event log stream, entry id "<seq>-0", fields d=data, p=seq of the previous event
 -- KEYS[3] the deadline sorted set of the room's shard (member = room id)
 -- KEYS[4] archive hash of the room's current game (finished hands' records)
+-- KEYS[5] set of the nodes whose sockets watch the room
 -- ARGV[1] expected version   ARGV[2] new state   ARGV[3] deadline, "" to clear
 -- ARGV[4] room id            ARGV[5] shard channel    ARGV[6] log MAXLEN (approximate)
 -- ARGV[7] msgpack payload to publish, "" if no events
 -- ARGV[8] commit nonce       ARGV[9] time to live of the room's keys in ms, "" for none
--- ARGV[10] n, the number of archive fields, then n field, value pairs, then seq, data pairs
+-- ARGV[10] n, the number of archive fields   ARGV[11] the committing node, "" if unknown
+-- then n archive field, value pairs, then seq, data pairs
 -- Returns 1 when applied (or already applied by this very call), 0 on a version conflict.
 local expected = tonumber(ARGV[1])
 local version = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
@@ -19,7 +21,7 @@ if version ~= expected then
   return 0
 end
 local n = tonumber(ARGV[10])
-local first_event = 11 + 2 * n
+local first_event = 12 + 2 * n
 local last = redis.call('HGET', KEYS[1], 'q') or '0'
 -- Check every seq before writing anything: Redis does not roll a script back on error.
 local prev = tonumber(last)
@@ -39,7 +41,7 @@ for i = first_event, #ARGV, 2 do
   redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[6], ARGV[i] .. '-0', 'd', ARGV[i + 1], 'p', before)
   before = ARGV[i]
 end
-for i = 11, 10 + 2 * n, 2 do
+for i = 12, 11 + 2 * n, 2 do
   redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1])
 end
 if ARGV[3] == '' then
@@ -48,14 +50,20 @@ else
   redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
 end
 -- A finished or idle room expires; a room in play never does (its clocks will finish it).
-for _, k in ipairs({1, 2, 4}) do
+for _, k in ipairs({1, 2, 4, 5}) do
   if ARGV[9] == '' then
     redis.call('PERSIST', KEYS[k])
   else
     redis.call('PEXPIRE', KEYS[k], ARGV[9])
   end
 end
+-- Published for the other nodes that watch the room; the committing node delivers its own
+-- events itself, so when it is the only watcher nobody needs them.
 if ARGV[7] ~= '' then
-  redis.call('SPUBLISH', ARGV[5], ARGV[7])
+  local alone = ARGV[11] ~= '' and redis.call('SCARD', KEYS[5]) == 1
+    and redis.call('SISMEMBER', KEYS[5], ARGV[11]) == 1
+  if not alone then
+    redis.call('SPUBLISH', ARGV[5], ARGV[7])
+  end
 end
 return 1

@@ -12,6 +12,8 @@ one commit touches is in one hash slot, as a Redis Cluster requires:
   and summaries), written once by the commit that ends each hand; not part of the hot state.
 - ``hearts:{sN}:room:ID:events`` sharded pub/sub channel (SPUBLISH): one msgpack
   ``[[seq, data], …]`` per commit, heard only by nodes watching the room, on the shard's owner.
+  Not published when the committing node is the room's only watcher (it delivers its own
+  events): ``hearts:{sN}:room:ID:nodes``, the set of nodes watching the room, says so.
 - ``hearts:{sN}:deadlines`` sorted set of the shard's rooms (member room id, score deadline);
   schedulers claim from every shard (``redis_deadlines``).
 - ``hearts:heartbeat`` hash, ``hearts:outage`` and ``hearts:lease:NAME`` strings: one key per
@@ -91,12 +93,16 @@ class RedisRoomStore(RoomStore):
         client: Client | None = None,
         wait_replicas: int = 0,
         wait_ms: int = 50,
+        node: str | None = None,
     ) -> None:
         """Connect lazily to ``url`` (or use ``client``, which ``close()`` then closes).
 
         ``wait_replicas`` > 0: acknowledge a commit only after that many replicas have it, or
-        after ``wait_ms`` (see the module docstring).
+        after ``wait_ms`` (see the module docstring). ``node``: the node this store serves;
+        its commits to a room that no other node watches are not published (it delivers its
+        own events itself, ``server.hub``). None: every commit is published.
         """
+        self.node = node
         self.url = url
         self.prefix = prefix
         self.max_log = check_max_log(max_log)
@@ -209,6 +215,7 @@ class RedisRoomStore(RoomStore):
             nonce,
             "" if ttl is None else max(1, math.ceil(ttl * 1000)),
             len(records),
+            self.node or "",
         ]
         for name, record in records.items():
             args.append(name)
@@ -221,6 +228,7 @@ class RedisRoomStore(RoomStore):
             self._room_key(room_id, "log"),
             self.keys.deadlines(shard_of(room_id)),
             self._archive_key(room_id, archive.name if archive is not None else "-"),
+            self._room_key(room_id, "nodes"),
         ]
         try:
             with store_errors():
@@ -276,7 +284,11 @@ class RedisRoomStore(RoomStore):
     async def delete_room(self, room_id: str) -> bool:
         with store_errors():
             async with self._client.pipeline(transaction=True) as pipe:
-                pipe.delete(self._room_key(room_id, "state"), self._room_key(room_id, "log"))
+                pipe.delete(
+                    self._room_key(room_id, "state"),
+                    self._room_key(room_id, "log"),
+                    self._room_key(room_id, "nodes"),
+                )
                 pipe.zrem(self.keys.deadlines(shard_of(room_id)), room_id)
                 deleted, _ = await pipe.execute()
         return bool(deleted)
@@ -374,10 +386,18 @@ class RedisRoomStore(RoomStore):
             pipe.sadd(f"{self._nodes}rooms:{node}", room_id)
             pipe.sadd(f"{self._nodes}tracked", node)
             await pipe.execute()
+        await self.watch_room(node, room_id)
+
+    async def watch_room(self, node: str, room_id: str) -> None:
+        """``node`` watches the room: publish the others' commits to it (the room's slot, so
+        not in the transaction above on a cluster). Lives and expires with the room."""
+        with store_errors():
+            await self._client.sadd(self._room_key(room_id, "nodes"), node)
 
     async def untrack_room(self, node: str, room_id: str) -> None:
         with store_errors():
             await self._client.srem(f"{self._nodes}rooms:{node}", room_id)
+            await self._client.srem(self._room_key(room_id, "nodes"), node)
 
     async def reap_nodes(self) -> list[tuple[str, list[str]]]:
         with store_errors():

@@ -49,12 +49,16 @@ class SubscribedStore(Protocol):
 
     _client: Client
     _subscribers: set[RedisSubscriber]
+    node: str | None
 
     def channel(self, room_id: str) -> str: ...
+
+    async def watch_room(self, node: str, room_id: str) -> None: ...
 
     async def events_since(self, room_id: str, after_seq: int) -> list[StoredEvent] | None: ...
 
     async def _last_seq(self, room_id: str) -> int: ...
+
 
 log = logging.getLogger(__name__)
 
@@ -204,9 +208,7 @@ class RedisSubscriber(Subscriber):
         else:
             node = self._cluster.get_node(node_name=name)
             assert node is not None
-            kwargs = {
-                k: v for k, v in node.connection_kwargs.items() if k != "event_dispatcher"
-            }
+            kwargs = {k: v for k, v in node.connection_kwargs.items() if k != "event_dispatcher"}
             pool = aioredis.ConnectionPool(connection_class=node.connection_class, **kwargs)
             client = aioredis.Redis(connection_pool=pool)
             link = _Link(name, client.pubsub(), client)
@@ -358,6 +360,12 @@ class RedisSubscriber(Subscriber):
         try:
             while True:
                 self._refill.discard(room_id)
+                node = self._store.node
+                if node is not None:
+                    # A failover may have lost the record that this node watches the room,
+                    # without which the others' commits are not published to it.
+                    with contextlib.suppress(StoreError):
+                        await self._store.watch_room(node, room_id)
                 since = self._last.get(room_id, self._baseline.get(room_id, 0))
                 try:
                     events = await self._store.events_since(room_id, since)
