@@ -6,6 +6,14 @@ than the frames. Here each message received is handed to a callback inside ``dat
 and each send is a plain call that writes to the transport, so a frame costs its parsing (and
 inflating, with permessage-deflate) and nothing more. The WebSocket protocol itself (handshake,
 masking, control frames, closing) is websockets' own ``ClientProtocol``.
+
+Without permessage-deflate the frames the server sends after the handshake are read here, not
+by websockets' parser (a generator and a frame object per frame: at 1,800 paced tables the
+generators' largest cost, as they read four sockets' frames for every card): an unfragmented
+text or binary frame is a header and its payload, and a ping is answered through websockets'
+``send_pong``. The first frame of any other kind (a close, a fragment, anything malformed) and
+everything after it go to websockets, which then sees the stream from a frame boundary, as
+if it had read it all.
 """
 
 from __future__ import annotations
@@ -44,6 +52,10 @@ class LeanSocket(asyncio.Protocol):
         self.on_close: Callable[[int | None], None] = lambda code: None
         self._parts: list[bytes] = []
         self._text = False
+        self._head = bytearray()  # the handshake response, until its end is seen
+        self._fast: bytearray | None = None  # unread frame bytes, while frames are read here
+        self._deflate = deflate
+        self._max_size = max_size
 
     @classmethod
     async def open(
@@ -79,8 +91,71 @@ class LeanSocket(asyncio.Protocol):
         self._flush()
 
     def data_received(self, data: bytes) -> None:
+        if self._fast is not None:
+            self._fast += data
+            self._read_frames()
+            return
+        if self.ws.state is not OPEN and not self._deflate and self._head is not None:
+            # Give websockets the response alone: the frames after it are read here.
+            self._head += data
+            end = self._head.find(b"\r\n\r\n")
+            if end < 0:
+                return
+            head, rest = bytes(self._head[: end + 4]), bytes(self._head[end + 4 :])
+            self._head = None  # type: ignore[assignment]
+            self.ws.receive_data(head)
+            self._events()
+            if self.ws.state is OPEN and not self.ws.extensions:
+                self._fast = bytearray(rest)
+                self._read_frames()
+            elif rest:
+                self.ws.receive_data(rest)
+                self._events()
+            return
         self.ws.receive_data(data)
         self._events()
+
+    def _read_frames(self) -> None:
+        buf = self._fast
+        assert buf is not None
+        start = 0
+        end = len(buf)
+        while end - start >= 2:
+            first, second = buf[start], buf[start + 1]
+            length = second & 0x7F
+            at = start + 2
+            if length == 126:
+                if end - at < 2:
+                    break
+                length = int.from_bytes(buf[at : at + 2], "big")
+                at += 2
+            elif length == 127:
+                if end - at < 8:
+                    break
+                length = int.from_bytes(buf[at : at + 8], "big")
+                at += 8
+            opcode = first & 0x0F
+            plain = first & 0xF0 == 0x80 and not second & 0x80  # FIN, no RSV bits, unmasked
+            if not plain or opcode not in (0x1, 0x2, 0x9) or length > self._max_size:
+                # Anything else is websockets' from here on: a close, a fragment, an error.
+                rest = bytes(buf[start:])
+                self._fast = None
+                self.ws.receive_data(rest)
+                self._events()
+                return
+            if end - at < length:
+                break
+            payload = bytes(buf[at : at + length])
+            start = at + length
+            if opcode == 0x9:
+                self.ws.send_pong(payload)
+                self._frame(Frame(Opcode.PING, payload))
+                self._flush()
+            else:
+                self.deliver(payload.decode() if opcode == 0x1 else payload)
+            if self._fast is not buf:
+                return  # the owner closed or replaced the socket meanwhile
+        del buf[:start]
 
     def eof_received(self) -> bool | None:
         self.ws.receive_eof()
