@@ -31,7 +31,10 @@ from websockets.protocol import OPEN
 from websockets.typing import Subprotocol
 from websockets.uri import parse_uri
 
+from server.ws_frames import BINARY, PING, TEXT, read_frames
+
 CLOSE_WAIT = 2.0  # seconds to wait for the server's end of a closing handshake
+READ = frozenset((TEXT, BINARY, PING))  # the server's frames read here, not by websockets
 
 Deliver = Callable[[bytes | str], None]
 
@@ -118,44 +121,22 @@ class LeanSocket(asyncio.Protocol):
     def _read_frames(self) -> None:
         buf = self._fast
         assert buf is not None
-        start = 0
-        end = len(buf)
-        while end - start >= 2:
-            first, second = buf[start], buf[start + 1]
-            length = second & 0x7F
-            at = start + 2
-            if length == 126:
-                if end - at < 2:
-                    break
-                length = int.from_bytes(buf[at : at + 2], "big")
-                at += 2
-            elif length == 127:
-                if end - at < 8:
-                    break
-                length = int.from_bytes(buf[at : at + 8], "big")
-                at += 8
-            opcode = first & 0x0F
-            plain = first & 0xF0 == 0x80 and not second & 0x80  # FIN, no RSV bits, unmasked
-            if not plain or opcode not in (0x1, 0x2, 0x9) or length > self._max_size:
-                # Anything else is websockets' from here on: a close, a fragment, an error.
-                rest = bytes(buf[start:])
-                self._fast = None
-                self.ws.receive_data(rest)
-                self._events()
-                return
-            if end - at < length:
-                break
-            payload = bytes(buf[at : at + length])
-            start = at + length
-            if opcode == 0x9:
+        frames, used, rest = read_frames(buf, masked=False, max_size=self._max_size, kinds=READ)
+        del buf[:used]
+        for opcode, payload in frames:
+            if self._fast is not buf:
+                return  # the owner closed the socket meanwhile
+            if opcode == PING:
                 self.ws.send_pong(payload)
                 self._frame(Frame(Opcode.PING, payload))
                 self._flush()
             else:
-                self.deliver(payload.decode() if opcode == 0x1 else payload)
-            if self._fast is not buf:
-                return  # the owner closed or replaced the socket meanwhile
-        del buf[:start]
+                self.deliver(payload.decode() if opcode == TEXT else payload)
+        if rest and self._fast is buf:
+            # A close, a fragment, anything else: websockets' from here on.
+            self._fast = None
+            self.ws.receive_data(bytes(buf))
+            self._events()
 
     def eof_received(self) -> bool | None:
         self.ws.receive_eof()

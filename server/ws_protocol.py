@@ -21,7 +21,9 @@ to the app's ``on_message`` callback, in the call that read it, and connection l
 ASGI task, scope, queue reads or middleware frames (a per-socket cost in memory), and a message
 reaches the app without the queue, the ``receive`` chain through every middleware and the
 pause and resume of reading that uvicorn does for each one. The app then paces reading itself
-(``pause_reading``, ``resume_reading``) and closes with ``close``.
+(``pause_reading``, ``resume_reading``) and closes with ``close``. A detached socket without
+permessage-deflate also reads its frames itself (``server.ws_frames``: whole text and binary
+frames and pongs); the first frame of any other kind, and all after it, go to websockets.
 Everything else is uvicorn's.
 """
 
@@ -36,14 +38,19 @@ from typing import Any
 from uvicorn.protocols.utils import ClientDisconnected
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.exceptions import InvalidState
+from websockets.frames import Frame, Opcode
 from websockets.http11 import Request
 from websockets.protocol import OPEN
+
+from server import ws_frames
 
 DIRECT = "hearts.websocket.direct_send"
 ROUND_TRIP = "hearts.websocket.round_trip"
 FIRST_PING = 2.0  # seconds after the handshake
 TEXT, BINARY = 0x81, 0x82  # FIN and the opcode: the first byte of an unfragmented frame
 CLOSE_TIMEOUT = 10.0  # seconds a closing socket waits for the peer's close frame
+# Read here once detached: data frames and pongs (server.ws_frames).
+CLIENT_FRAMES = frozenset((ws_frames.TEXT, ws_frames.BINARY, ws_frames.PONG))
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +107,55 @@ class BatchingWebSocketProtocol(WebSocketsSansIOProtocol):
     direct: DirectSend | None = None
     detached = False
     _app_paused = False
+    # Frames read here (server.ws_frames) once detached: the bytes not yet read, or None while
+    # websockets reads them. ``_before`` is what came before the accept, to tell that the
+    # handshake's request was all of it.
+    _fast: bytearray | None = None
+    _before: bytearray | None = None
+
+    def data_received(self, data: bytes) -> None:
+        fast = self._fast
+        if fast is not None:
+            fast += data
+            self._read_fast()
+            return
+        if not self.detached:
+            before = self._before
+            if before is None:
+                before = self._before = bytearray()
+            if len(before) <= 65536:
+                before += data
+        super().data_received(data)
+
+    def _max_size(self) -> int:
+        size = self.conn.max_message_size
+        return size if size is not None else 1 << 63
+
+    def _read_fast(self) -> None:
+        buf = self._fast
+        assert buf is not None
+        while buf and not self._app_paused:
+            frames, used, rest = ws_frames.read_frames(
+                buf, masked=True, max_size=self._max_size(), kinds=CLIENT_FRAMES
+            )
+            del buf[:used]
+            for opcode, payload in frames:
+                if self._fast is not buf:
+                    return
+                if opcode == ws_frames.PONG:
+                    self.handle_pong(Frame(Opcode.PONG, payload))
+                else:
+                    self.curr_msg_data_type = "text" if opcode == ws_frames.TEXT else "bytes"
+                    self.frames = [payload]
+                    self.send_receive_event_to_app()
+            if rest and self._fast is buf:
+                # A close, a fragment, a ping, a frame too large or malformed: websockets'
+                # from here on, from this frame's first byte.
+                self._fast = None
+                super().data_received(bytes(buf))
+                return
+            if not frames:
+                return  # a partial frame: wait for the rest
 
     def handle_connect(self, event: Request) -> None:
         super().handle_connect(event)
@@ -154,6 +210,18 @@ class BatchingWebSocketProtocol(WebSocketsSansIOProtocol):
             self.transport.resume_reading()
         # Nobody reads the ASGI queue from now on (four deques: about 2 KiB a socket).
         self.queue = _DISCARD  # type: ignore[assignment]
+        # Read frames here, if websockets has read nothing past the request: its parser then
+        # waits at the first frame's first byte (a client may not send before the response).
+        before, self._before = self._before, None
+        end = -1 if before is None else before.find(b"\r\n\r\n")
+        if (
+            before is not None
+            and end + 4 == len(before)
+            and not self.conn.extensions
+            and self.conn.state is OPEN
+            and not self.close_sent
+        ):
+            self._fast = bytearray()
 
     def send_receive_event_to_app(self) -> None:
         on_message = self.direct.on_message if self.direct is not None else None
@@ -198,6 +266,9 @@ class BatchingWebSocketProtocol(WebSocketsSansIOProtocol):
             return
         self.transport.write(b"".join(self.conn.data_to_send()))
         self.close_sent = True
+        fast, self._fast = self._fast, None
+        if fast:
+            super().data_received(bytes(fast))  # websockets reads on, to the peer's close
         self.resume_socket_reading()  # read on until the peer's close frame comes
         self.close_timer = self.loop.call_later(CLOSE_TIMEOUT, self.transport.close)
 
@@ -211,6 +282,8 @@ class BatchingWebSocketProtocol(WebSocketsSansIOProtocol):
             self._app_paused = False
             if not self.transport.is_closing():
                 self.transport.resume_reading()
+            if self._fast:
+                self._read_fast()  # frames read before the pause and not yet taken
 
     def start_keepalive(self) -> None:
         if self.ping_interval is not None and self.ping_interval > 0:

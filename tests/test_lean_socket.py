@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
-import itertools
 from typing import Any
 
 from hypothesis import given, settings
@@ -18,6 +17,7 @@ from websockets.typing import Subprotocol
 from websockets.uri import parse_uri
 
 from load_tests.lean_socket import LeanSocket
+from tests.test_ws_frames import chunks
 
 URL = "ws://127.0.0.1:1/ws"
 PROTOCOL = "hearts.v1.msgpack"
@@ -100,11 +100,6 @@ def reference(stream: bytes, cuts: list[int]) -> tuple[list[Any], list[bytes]]:
                         data = b"".join(parts)
                         delivered.append(data.decode() if text else data)
     return delivered, pongs
-
-
-def chunks(data: bytes, cuts: list[int]) -> list[bytes]:
-    points = sorted({c % (len(data) + 1) for c in cuts} | {0, len(data)})
-    return [data[a:b] for a, b in itertools.pairwise(points)]
 
 
 @settings(max_examples=120, deadline=None)
