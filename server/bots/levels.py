@@ -26,6 +26,15 @@ class BotLevel:
     # deal is for each of the others' plays the policy would not have made there.
     noise: float = 0.0
     surprise: float = 0.25
+    # The end of the hand: with this many cards or fewer left in the seat's hand, each sampled
+    # deal is solved exactly (every seat playing its best with every hand known) instead of
+    # played out by the policy, on at most ``endgame_worlds`` deals. 0: never.
+    endgame: int = 0
+    endgame_worlds: int = 48
+    # A playout's last ``tail`` tricks solved exactly the same way (0: the policy to the end);
+    # with ``tail_moon_only`` only in the playouts of a moon line (ours or another seat's run).
+    tail: int = 0
+    tail_moon_only: bool = False
 
 
 BOT_LEVELS: dict[str, BotLevel] = {

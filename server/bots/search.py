@@ -31,6 +31,7 @@ from itertools import combinations
 from server.rules import SUIT_MASKS, Hand, PassDirection, points_in
 
 from .basic import basic_pass, pass_scores
+from .endgame import Points, Solver, moon_table
 from .knowledge import Knowledge
 from .levels import BotLevel
 from .outcome import scored, utility
@@ -49,6 +50,7 @@ SHOOT_RATE = 0.5  # the moon line is taken only when it makes the moon in most d
 COMMITTED_RATE = 0.3  # ... or in this many once the seat holds this many points, all of them
 COMMITTED_POINTS = 14
 SHOOT_SLACK = 0.15  # a moon line stays in the race while this close to the share it needs
+SHOOT_NOISE = 1.0  # the others' random plays in a moon line's playouts, times the level's noise
 
 
 @dataclass(slots=True)
@@ -182,10 +184,20 @@ def _trial_play(
     shooter: int,
     noise: float,
     rand: Callable[[], float] | None,
+    tail: int = 0,
+    moons: list[Points] | None = None,
 ) -> tuple[float, float, bool]:
     me, scores, rules = k.seat, k.scores, k.rules
-    taken, _ = play_out(base, shooter, True, me, noise, rand, card)
-    pts = [points_in(t) for t in taken]
+    state: list[int] = []
+    taken, _ = play_out(base, shooter, True, me, noise, rand, card, tail, state)
+    if state:
+        # The last tricks, exactly: every seat plays its best with every hand known.
+        rest = Solver(moons or moon_table(scores, rules)).rest(
+            state[:4], [], state[4], bool(state[5]), taken
+        )
+        pts = [points_in(taken[s]) + rest[s] for s in range(4)]
+    else:
+        pts = [points_in(t) for t in taken]
     final = scored(pts, scores, rules)
     return final[me], utility(me, scores, rules, final), pts[me] == 26
 
@@ -243,15 +255,22 @@ def search_play(
     own_moon = leader in (-1, me) and _moon_rate(probe, me, True) >= OWN_PROBE_RATE
     need = COMMITTED_RATE if leader == me and pts[me] >= COMMITTED_POINTS else SHOOT_RATE
 
+    if level.endgame and k.counts[me] <= level.endgame:
+        return _search_endgame(k, classes, level, world, runner, stop)
+
     arms = [_Arm(c, c.bit_length() - 1, False) for c in classes]
     if own_moon:
         arms += [_Arm(c, c.bit_length() - 1, True) for c in classes]
 
+    moons = moon_table(k.scores, k.rules)
+
     def trial(a: _Arm, base: object) -> tuple[float, float, bool]:
         # Every candidate meets the same random plays in a deal: the comparison stays paired.
-        rand = random.Random(seeds[id(base)]).random if level.noise else None
+        noise = level.noise * SHOOT_NOISE if a.shoot else level.noise
+        rand = random.Random(seeds[id(base)]).random if noise else None
         shooter = me if a.shoot else runner
-        return _trial_play(k, base, a.card, shooter, level.noise, rand)  # type: ignore[arg-type]
+        tail = level.tail if shooter >= 0 or not level.tail_moon_only else 0
+        return _trial_play(k, base, a.card, shooter, noise, rand, tail, moons)  # type: ignore[arg-type]
 
     def keep(a: _Arm) -> bool:
         return not a.shoot or a.moons / len(a.values) >= need - SHOOT_SLACK
@@ -270,6 +289,43 @@ def search_play(
             best_by_class[o.cards] = o
     ranked = sorted(best_by_class.values(), key=lambda o: (-o.worlds, -o.value))
     return SearchResult(ranked, runner, ranked[0].shoot)
+
+
+def _search_endgame(
+    k: Knowledge,
+    classes: list[int],
+    level: BotLevel,
+    world: Callable[[int], Hand],
+    runner: int,
+    stop: Callable[[], bool] | None,
+) -> SearchResult:
+    """The end of the hand: every candidate in each sampled deal valued by exact play of the
+    rest (``endgame.Solver``: each seat, every hand known, takes the fewest points it can),
+    one solver per deal for all the candidates. No moon line of its own: the exact play makes
+    the moon where it can be made and blocks it where it can be blocked."""
+    me, scores, rules = k.seat, k.scores, k.rules
+    moons = moon_table(scores, rules)
+    solvers: dict[int, Solver] = {}
+
+    def trial(a: _Arm, w: object) -> tuple[float, float, bool]:
+        base: Hand = w  # type: ignore[assignment]
+        solver = solvers.get(id(base))
+        if solver is None:
+            solver = solvers[id(base)] = Solver(moons)
+        rest = solver.rest(
+            base.hands, base.trick, base.leader, base.hearts_broken, base.taken, a.card
+        )
+        pts = [points_in(base.taken[s]) + rest[s] for s in range(4)]
+        final = scored(pts, scores, rules)
+        return final[me], utility(me, scores, rules, final), pts[me] == 26
+
+    arms = [_Arm(c, c.bit_length() - 1, False) for c in classes]
+    worlds = min(level.endgame_worlds, level.max_worlds)
+    _race(
+        arms, world, trial, worlds, min(level.min_worlds, worlds), 1 << 30, 1, None, FIRST_CUT, stop
+    )
+    options = sorted((a.option() for a in arms), key=lambda o: (-o.worlds, -o.value))
+    return SearchResult(options, runner, options[0].moon_rate >= SHOOT_RATE)
 
 
 def _better(a: Option, b: Option) -> bool:
