@@ -157,3 +157,16 @@ def test_a_playout_with_a_tail_stops_where_the_solver_takes_over() -> None:
         rest = Solver(moons).rest(hands, [], leader, broken, taken)
         assert sum(points_in(taken[s]) + rest[s] for s in range(4)) == 26
     assert stopped > 10
+
+
+def test_the_paired_comparison_cancels_the_luck_of_the_deal() -> None:
+    from load_tests.bench_bots import paired
+
+    rng = random.Random(4)
+    field = [rng.uniform(4, 10) for _ in range(200)]
+    base = [f * 0.8 + rng.uniform(-3, 3) for f in field]  # the deal's luck, shared ...
+    now = [b - 0.4 + rng.uniform(-0.2, 0.2) for b in base]  # ... and a small, steady gain
+    diff, se, unpaired, n = paired(now, field, base, field)
+    assert n == 200 and diff < 0 and se < unpaired / 5 and abs(diff) > 4 * se
+    same = paired(base, field, base, field)
+    assert same[0] == 0 and same[1] == 0
