@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import random
 
+import pytest
+
 from server.bots import search
 from server.bots.endgame import Solver, moon_table
 from server.bots.knowledge import knowledge_of
@@ -106,7 +108,10 @@ def test_a_seat_blocks_a_moon_it_can_block() -> None:
     assert solver.rest(hands, [], 0, True, taken, kh) == (0, 3, 0, 0)  # East: AH, then 3H
 
 
-def test_the_endgame_search_is_deterministic_and_picks_a_legal_card() -> None:
+def test_the_endgame_search_is_deterministic_and_picks_a_legal_card(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(search, "ENDGAME_WARY_ONLY", False)
     strong = dataclasses.replace(BOT_LEVELS["strong"], endgame=3)
     for seed in range(12):
         rng = random.Random(seed)

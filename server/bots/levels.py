@@ -41,7 +41,7 @@ BOT_LEVELS: dict[str, BotLevel] = {
     "basic": BotLevel("basic", "bot:basic", "Basic Bot", False, 0, 0, 0, 0, 0, 1),
     "normal": BotLevel("normal", "bot:normal", "Normal Bot", True, 3000, 16, 32, 24, 4000, 2),
     "strong": BotLevel(
-        "strong", "bot:strong", "Strong Bot", True, 12000, 24, 160, 64, 12000, 3, 0.15, 0.8
+        "strong", "bot:strong", "Strong Bot", True, 12000, 24, 160, 64, 12000, 3, 0.15, 0.8, 3
     ),
 }
 DEFAULT_LEVEL = "strong"

@@ -48,6 +48,13 @@ THREAT_RATE = 0.25  # an opponent running with this chance unblocked is blocked 
 OWN_PROBE_RATE = 0.3  # below this, shooting is not even tried
 SHOOT_RATE = 0.5  # the moon line is taken only when it makes the moon in most deals ...
 COMMITTED_RATE = 0.3  # ... or in this many once the seat holds this many points, all of them
+# ... and against players the policy does not explain (no sampled deal fits their play), in
+# three deals of four (half once committed): the playouts' blockers are the policy, and real
+# ones that play otherwise block better (at a half, strong's runs against ismcts failed four
+# times in five).
+WARY_SHOOT_RATE = 0.75
+WARY_COMMITTED_RATE = 0.5
+ENDGAME_WARY_ONLY = True  # the exact endgame (``level.endgame``) only against such players
 COMMITTED_POINTS = 14
 SHOOT_SLACK = 0.15  # a moon line stays in the race while this close to the share it needs
 SHOOT_NOISE = 1.0  # the others' random plays in a moon line's playouts, times the level's noise
@@ -231,6 +238,7 @@ def search_play(
     except NoWorld:
         relaxed = True  # a revoke faked a fact: trust only what cannot be faked
     bases: list[Hand] = []
+    fits: list[bool] = []  # per batch of deals: did any candidate deal explain the others' play
     seeds: dict[int, int] = {}  # a deal's own seed for the others' random plays (id of the deal)
 
     # Weigh deals by how well they explain the others' plays, once there are plays to explain.
@@ -239,7 +247,7 @@ def search_play(
     def world(i: int) -> Hand:
         while len(bases) <= i:
             for w in plausible_worlds(
-                k, rng, BATCH, relaxed=relaxed, pool=pool, surprise=level.surprise
+                k, rng, BATCH, relaxed=relaxed, pool=pool, surprise=level.surprise, fit=fits
             ):
                 base = Hand.from_position(w, k.tricks, k.trick)
                 seeds[id(base)] = rng.getrandbits(32)
@@ -253,9 +261,15 @@ def search_play(
     if leader >= 0 and leader != me and _moon_rate(probe, leader, False) >= THREAT_RATE:
         runner = leader
     own_moon = leader in (-1, me) and _moon_rate(probe, me, True) >= OWN_PROBE_RATE
-    need = COMMITTED_RATE if leader == me and pts[me] >= COMMITTED_POINTS else SHOOT_RATE
+    wary = bool(fits) and not fits[0]  # the others do not play like the policy
+    committed = leader == me and pts[me] >= COMMITTED_POINTS
+    if wary:
+        need = WARY_COMMITTED_RATE if committed else WARY_SHOOT_RATE
+    else:
+        need = COMMITTED_RATE if committed else SHOOT_RATE
 
-    if level.endgame and k.counts[me] <= level.endgame:
+    if level.endgame and k.counts[me] <= level.endgame and (wary or not ENDGAME_WARY_ONLY):
+        # Against players the policy explains, its playouts are the better model of them.
         return _search_endgame(k, classes, level, world, runner, stop)
 
     arms = [_Arm(c, c.bit_length() - 1, False) for c in classes]
