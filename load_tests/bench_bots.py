@@ -27,6 +27,7 @@ and ``strong_worst_ratio`` (strong's highest ratio over its opponents).
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import multiprocessing
 import random
@@ -233,6 +234,9 @@ class Summary:
     cpu_p99: float
     decisions: int
     wall_s: float
+    # Per deal (the mean of its four rotations), in deal order: for a paired comparison.
+    per_deal_tested: list[float] = field(default_factory=list)
+    per_deal_field: list[float] = field(default_factory=list)
 
 
 def _mean_se(values: list[float]) -> tuple[float, float]:
@@ -327,7 +331,7 @@ def compare(
     wr, wse = _mean_se(wins)
     # Not paired: the four rotations of a deal reach it at different scores.
     open_ratio, open_se = _ratio_se([float(t) for t, _ in open_hands], [f for _, f in open_hands])
-    return Summary(
+    out = Summary(
         tested, fielded, deals, tm, tse, fm, fse, dse, ratio, ratio_se, wr, wse, len(wins),
         totals["moons_tested"], totals["moons_field"], totals["threats"], totals["stopped"],
         totals["queens_tested"], totals["queens_field"], totals["heavy_tested"],
@@ -336,6 +340,32 @@ def compare(
         _pct(searched, 0.5), _pct(searched, 0.99), _pct(cpu, 0.5), _pct(cpu, 0.99), len(times),
         wall,
     )  # fmt: skip
+    out.per_deal_tested, out.per_deal_field = per_deal_tested, per_deal_field
+    return out
+
+
+def paired(
+    tested: list[float], fielded: list[float], base_tested: list[float], base_fielded: list[float]
+) -> tuple[float, float, float, int]:
+    """This run's ratio minus a saved run's on the same deals (the first ``n`` both have), its
+    standard error over the deals' paired differences (delta method: each deal's share of the
+    ratio, ``(t - r f) / mean f``), and the unpaired standard error for comparison. The same
+    cards are dealt in both runs, so the luck of the deal cancels; the fewer decisions a change
+    touches, the more of it does."""
+    n = min(len(tested), len(base_tested))
+    if n < 2:
+        return 0.0, 0.0, 0.0, n
+
+    def shares(t: list[float], f: list[float]) -> tuple[float, list[float]]:
+        mf = statistics.fmean(f[:n])
+        r = statistics.fmean(t[:n]) / mf
+        return r, [(x - r * y) / mf for x, y in zip(t[:n], f[:n], strict=True)]
+
+    ra, za = shares(tested, fielded)
+    rb, zb = shares(base_tested, base_fielded)
+    d = [x - y for x, y in zip(za, zb, strict=True)]
+    unpaired = math.sqrt((statistics.variance(za) + statistics.variance(zb)) / n)
+    return ra - rb, statistics.stdev(d) / math.sqrt(n), unpaired, n
 
 
 def report(s: Summary) -> list[str]:
@@ -445,6 +475,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--target", type=int, default=50, choices=(50, 100))
     parser.add_argument("--segment", type=int, default=20)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument(
+        "--save", default=None, help="write each cell's per-deal points to this JSON file"
+    )
+    parser.add_argument(
+        "--paired", default=None,
+        help="a file --save wrote (same --seed): print each cell's ratio minus that run's on the "
+        "same deals, with the paired standard error",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     if args.a or args.b:
         pairs = [(args.a or "strong", args.b or "basic")]
@@ -465,6 +503,26 @@ def main(argv: list[str] | None = None) -> None:
         summaries.append(s)
         print("\n".join(report(s)), flush=True)
     print("\n".join(cross_table(summaries)))
+    cells = {
+        f"{s.tested}:{s.fielded}": {"tested": s.per_deal_tested, "field": s.per_deal_field}
+        for s in summaries
+    }
+    if args.save:
+        with open(args.save, "w") as f:
+            json.dump({"seed": args.seed, "cells": cells}, f)
+    if args.paired:
+        with open(args.paired) as f:
+            base = json.load(f)
+        if base["seed"] != args.seed:
+            raise SystemExit(f"{args.paired} was played with seed {base['seed']}, not {args.seed}")
+        for key, now in cells.items():
+            if key in base["cells"]:
+                b = base["cells"][key]
+                diff, se, unpaired, n = paired(now["tested"], now["field"], b["tested"], b["field"])
+                print(
+                    f"paired_{key.replace(':', '_vs_')}: {diff:+.3f} ± {se:.3f} over {n} deals "
+                    f"(this run minus {args.paired}; unpaired SE {unpaired:.3f})"
+                )
     strong = [s for s in summaries if s.tested == "strong" and s.fielded != "strong"]
     print(f"playout_cards_per_second: {playout_cards_per_second():.0f}")
     for s in strong:

@@ -26,13 +26,22 @@ class BotLevel:
     # deal is for each of the others' plays the policy would not have made there.
     noise: float = 0.0
     surprise: float = 0.25
+    # The end of the hand: with this many cards or fewer left in the seat's hand, each sampled
+    # deal is solved exactly (every seat playing its best with every hand known) instead of
+    # played out by the policy, on at most ``endgame_worlds`` deals. 0: never.
+    endgame: int = 0
+    endgame_worlds: int = 48
+    # A playout's last ``tail`` tricks solved exactly the same way (0: the policy to the end);
+    # with ``tail_moon_only`` only in the playouts of a moon line (ours or another seat's run).
+    tail: int = 0
+    tail_moon_only: bool = False
 
 
 BOT_LEVELS: dict[str, BotLevel] = {
     "basic": BotLevel("basic", "bot:basic", "Basic Bot", False, 0, 0, 0, 0, 0, 1),
     "normal": BotLevel("normal", "bot:normal", "Normal Bot", True, 3000, 16, 32, 24, 4000, 2),
     "strong": BotLevel(
-        "strong", "bot:strong", "Strong Bot", True, 12000, 24, 160, 64, 12000, 3, 0.15, 0.8
+        "strong", "bot:strong", "Strong Bot", True, 12000, 24, 160, 64, 12000, 3, 0.15, 0.8, 3
     ),
 }
 DEFAULT_LEVEL = "strong"

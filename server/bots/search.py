@@ -31,6 +31,7 @@ from itertools import combinations
 from server.rules import SUIT_MASKS, Hand, PassDirection, points_in
 
 from .basic import basic_pass, pass_scores
+from .endgame import Points, Solver, moon_table
 from .knowledge import Knowledge
 from .levels import BotLevel
 from .outcome import scored, utility
@@ -47,8 +48,16 @@ THREAT_RATE = 0.25  # an opponent running with this chance unblocked is blocked 
 OWN_PROBE_RATE = 0.3  # below this, shooting is not even tried
 SHOOT_RATE = 0.5  # the moon line is taken only when it makes the moon in most deals ...
 COMMITTED_RATE = 0.3  # ... or in this many once the seat holds this many points, all of them
+# ... and against players the policy does not explain (no sampled deal fits their play), in
+# three deals of four (half once committed): the playouts' blockers are the policy, and real
+# ones that play otherwise block better (at a half, strong's runs against ismcts failed four
+# times in five).
+WARY_SHOOT_RATE = 0.75
+WARY_COMMITTED_RATE = 0.5
+ENDGAME_WARY_ONLY = True  # the exact endgame (``level.endgame``) only against such players
 COMMITTED_POINTS = 14
 SHOOT_SLACK = 0.15  # a moon line stays in the race while this close to the share it needs
+SHOOT_NOISE = 1.0  # the others' random plays in a moon line's playouts, times the level's noise
 
 
 @dataclass(slots=True)
@@ -182,10 +191,20 @@ def _trial_play(
     shooter: int,
     noise: float,
     rand: Callable[[], float] | None,
+    tail: int = 0,
+    moons: list[Points] | None = None,
 ) -> tuple[float, float, bool]:
     me, scores, rules = k.seat, k.scores, k.rules
-    taken, _ = play_out(base, shooter, True, me, noise, rand, card)
-    pts = [points_in(t) for t in taken]
+    state: list[int] = []
+    taken, _ = play_out(base, shooter, True, me, noise, rand, card, tail, state)
+    if state:
+        # The last tricks, exactly: every seat plays its best with every hand known.
+        rest = Solver(moons or moon_table(scores, rules)).rest(
+            state[:4], [], state[4], bool(state[5]), taken
+        )
+        pts = [points_in(taken[s]) + rest[s] for s in range(4)]
+    else:
+        pts = [points_in(t) for t in taken]
     final = scored(pts, scores, rules)
     return final[me], utility(me, scores, rules, final), pts[me] == 26
 
@@ -219,6 +238,7 @@ def search_play(
     except NoWorld:
         relaxed = True  # a revoke faked a fact: trust only what cannot be faked
     bases: list[Hand] = []
+    fits: list[bool] = []  # per batch of deals: did any candidate deal explain the others' play
     seeds: dict[int, int] = {}  # a deal's own seed for the others' random plays (id of the deal)
 
     # Weigh deals by how well they explain the others' plays, once there are plays to explain.
@@ -227,7 +247,7 @@ def search_play(
     def world(i: int) -> Hand:
         while len(bases) <= i:
             for w in plausible_worlds(
-                k, rng, BATCH, relaxed=relaxed, pool=pool, surprise=level.surprise
+                k, rng, BATCH, relaxed=relaxed, pool=pool, surprise=level.surprise, fit=fits
             ):
                 base = Hand.from_position(w, k.tricks, k.trick)
                 seeds[id(base)] = rng.getrandbits(32)
@@ -241,17 +261,30 @@ def search_play(
     if leader >= 0 and leader != me and _moon_rate(probe, leader, False) >= THREAT_RATE:
         runner = leader
     own_moon = leader in (-1, me) and _moon_rate(probe, me, True) >= OWN_PROBE_RATE
-    need = COMMITTED_RATE if leader == me and pts[me] >= COMMITTED_POINTS else SHOOT_RATE
+    wary = bool(fits) and not fits[0]  # the others do not play like the policy
+    committed = leader == me and pts[me] >= COMMITTED_POINTS
+    if wary:
+        need = WARY_COMMITTED_RATE if committed else WARY_SHOOT_RATE
+    else:
+        need = COMMITTED_RATE if committed else SHOOT_RATE
+
+    if level.endgame and k.counts[me] <= level.endgame and (wary or not ENDGAME_WARY_ONLY):
+        # Against players the policy explains, its playouts are the better model of them.
+        return _search_endgame(k, classes, level, world, runner, stop)
 
     arms = [_Arm(c, c.bit_length() - 1, False) for c in classes]
     if own_moon:
         arms += [_Arm(c, c.bit_length() - 1, True) for c in classes]
 
+    moons = moon_table(k.scores, k.rules)
+
     def trial(a: _Arm, base: object) -> tuple[float, float, bool]:
         # Every candidate meets the same random plays in a deal: the comparison stays paired.
-        rand = random.Random(seeds[id(base)]).random if level.noise else None
+        noise = level.noise * SHOOT_NOISE if a.shoot else level.noise
+        rand = random.Random(seeds[id(base)]).random if noise else None
         shooter = me if a.shoot else runner
-        return _trial_play(k, base, a.card, shooter, level.noise, rand)  # type: ignore[arg-type]
+        tail = level.tail if shooter >= 0 or not level.tail_moon_only else 0
+        return _trial_play(k, base, a.card, shooter, noise, rand, tail, moons)  # type: ignore[arg-type]
 
     def keep(a: _Arm) -> bool:
         return not a.shoot or a.moons / len(a.values) >= need - SHOOT_SLACK
@@ -270,6 +303,43 @@ def search_play(
             best_by_class[o.cards] = o
     ranked = sorted(best_by_class.values(), key=lambda o: (-o.worlds, -o.value))
     return SearchResult(ranked, runner, ranked[0].shoot)
+
+
+def _search_endgame(
+    k: Knowledge,
+    classes: list[int],
+    level: BotLevel,
+    world: Callable[[int], Hand],
+    runner: int,
+    stop: Callable[[], bool] | None,
+) -> SearchResult:
+    """The end of the hand: every candidate in each sampled deal valued by exact play of the
+    rest (``endgame.Solver``: each seat, every hand known, takes the fewest points it can),
+    one solver per deal for all the candidates. No moon line of its own: the exact play makes
+    the moon where it can be made and blocks it where it can be blocked."""
+    me, scores, rules = k.seat, k.scores, k.rules
+    moons = moon_table(scores, rules)
+    solvers: dict[int, Solver] = {}
+
+    def trial(a: _Arm, w: object) -> tuple[float, float, bool]:
+        base: Hand = w  # type: ignore[assignment]
+        solver = solvers.get(id(base))
+        if solver is None:
+            solver = solvers[id(base)] = Solver(moons)
+        rest = solver.rest(
+            base.hands, base.trick, base.leader, base.hearts_broken, base.taken, a.card
+        )
+        pts = [points_in(base.taken[s]) + rest[s] for s in range(4)]
+        final = scored(pts, scores, rules)
+        return final[me], utility(me, scores, rules, final), pts[me] == 26
+
+    arms = [_Arm(c, c.bit_length() - 1, False) for c in classes]
+    worlds = min(level.endgame_worlds, level.max_worlds)
+    _race(
+        arms, world, trial, worlds, min(level.min_worlds, worlds), 1 << 30, 1, None, FIRST_CUT, stop
+    )
+    options = sorted((a.option() for a in arms), key=lambda o: (-o.worlds, -o.value))
+    return SearchResult(options, runner, options[0].moon_rate >= SHOOT_RATE)
 
 
 def _better(a: Option, b: Option) -> bool:

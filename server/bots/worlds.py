@@ -239,14 +239,18 @@ def plausible_worlds(
     relaxed: bool = False,
     pool: int = 3,
     surprise: float = SURPRISE,
+    fit: list[bool] | None = None,
 ) -> list[list[int]]:
     """``n`` worlds drawn from ``pool * n`` candidates in proportion to ``surprise ** surprises``:
-    deals that explain how the others played are drawn more often."""
+    deals that explain how the others played are drawn more often. ``fit``, if given, gets
+    whether any candidate explained the play as the policy would have made it."""
     candidates = [sample_world(k, rng, relaxed=relaxed) for _ in range(n * pool)]
     if pool == 1:
         return candidates
     plays = other_plays(k)
     counts = [surprises(k, w, plays) for w in candidates]
+    if fit is not None:
+        fit.append(min(counts) < UNLIKE_POLICY)
     if min(counts) >= UNLIKE_POLICY:
         # Not one deal explains the play as the policy would have made it: these players do
         # not play like it, so reading their cards through it would mislead. Draw uniformly.
