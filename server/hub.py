@@ -121,7 +121,7 @@ class Hub:
             return
         last = first_seq + len(events) - 1
         delivered = self._delivered.get(room)
-        if delivered is None and all(c.entering for c in conns):
+        if delivered is None and not any(_started(c) for c in conns):
             # Nobody here has a starting point yet: each socket's view, taken after this, holds
             # whatever came before, so delivery starts here.
             delivered = first_seq - 1
@@ -147,7 +147,10 @@ class Hub:
                     return
                 since = self._delivered.get(room)
                 if since is None:
-                    since = min((c.last_seq for c in conns if not c.entering), default=0)
+                    waiting = self._waiting.get(room) or [(1, ())]
+                    since = min(
+                        (c.last_seq for c in conns if _started(c)), default=waiting[0][0] - 1
+                    )
                 try:
                     stored = await self.store.events_since(room, since)
                     break
@@ -195,6 +198,11 @@ class Hub:
                 # by seq; log it and keep pumping.
                 log.exception("event fan-out failed; resubscribing")
                 await asyncio.sleep(0.5)
+
+
+def _started(conn: Watcher) -> bool:
+    """The socket has a view of the room (a socket whose entering failed has none: seq 0)."""
+    return not conn.entering and conn.last_seq > 0
 
 
 def _fan_out(conns: set[Watcher], room: str, first_seq: int, events: Sequence[Event]) -> None:

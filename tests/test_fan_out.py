@@ -75,18 +75,20 @@ async def test_own_commits_are_handed_over_at_once_and_only_once(
 ) -> None:
     store, hub, sock = node
     # Before any seq of the room was handed over here, an own commit is caught up from the
-    # store (the socket's view is its starting point).
-    events = await commit(store, 1, 1, 2)
-    hub.committed("r", 1, events)
+    # store from the socket's view (seq 1 here) ...
+    await commit(store, 1, 1, 1)
+    sock.last_seq = 1
+    events = await commit(store, 2, 2, 1)
+    hub.committed("r", 2, events)
     assert sock.seen == []
     await settle()
-    assert sock.seen == [1, 2]
-    # Now the hub knows seq 2: the next own commit is handed over synchronously.
-    events = await commit(store, 2, 3, 3)
+    assert sock.seen == [2]
+    # ... and then handed over at once. (A socket of seq 0 has no view: its entering failed.)
+    events = await commit(store, 3, 3, 3)
     hub.committed("r", 3, events)
-    assert sock.seen == [1, 2, 3, 4, 5]
+    assert sock.seen == [2, 3, 4, 5]
     await settle()
-    assert sock.seen == [1, 2, 3, 4, 5]  # fan-out's copies are passed over
+    assert sock.seen == [2, 3, 4, 5]  # fan-out's copies are passed over
 
 
 async def test_an_own_commit_after_another_nodes_waits_for_fan_out(
@@ -123,6 +125,21 @@ async def test_a_room_watched_again_starts_unknown(
     assert again.seen == []  # where delivery stands is not known here: caught up first
     await settle()
     assert again.seen == [3]
+
+
+async def test_a_socket_without_a_view_is_not_sent_the_rooms_history(
+    node: tuple[MemoryRoomStore, Hub, Socket],
+) -> None:
+    store, hub, sock = node
+    await commit(store, 1, 1, 3)  # the room's history, before this socket's entering failed
+    await settle()
+    sock.seen.clear()
+    hub._delivered.pop("r", None)  # as after the room was watched again
+    sock.last_seq = 0  # no view: its join failed mid-way
+    mine = await commit(store, 2, 4, 1)
+    hub.committed("r", 4, mine)
+    await settle()
+    assert sock.seen == [4]  # not 1-3 again
 
 
 async def test_sockets_still_entering_get_an_own_commit_at_once(

@@ -38,6 +38,7 @@ is acknowledged only once a replica has it or the bounded wait ran out
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import os
@@ -381,12 +382,15 @@ class RedisRoomStore(RoomStore):
         return previous is not None
 
     async def track_room(self, node: str, room_id: str) -> None:
-        with store_errors():
-            pipe = self._client.pipeline(transaction=True)
-            pipe.sadd(f"{self._nodes}rooms:{node}", room_id)
-            pipe.sadd(f"{self._nodes}tracked", node)
-            await pipe.execute()
-        await self.watch_room(node, room_id)
+        async def record() -> None:
+            with store_errors():
+                pipe = self._client.pipeline(transaction=True)
+                pipe.sadd(f"{self._nodes}rooms:{node}", room_id)
+                pipe.sadd(f"{self._nodes}tracked", node)
+                await pipe.execute()
+
+        # Two slots on a cluster: both at once, so watching costs one round trip, not two.
+        await asyncio.gather(record(), self.watch_room(node, room_id))
 
     async def watch_room(self, node: str, room_id: str) -> None:
         """``node`` watches the room: publish the others' commits to it (the room's slot, so
@@ -396,8 +400,10 @@ class RedisRoomStore(RoomStore):
 
     async def untrack_room(self, node: str, room_id: str) -> None:
         with store_errors():
-            await self._client.srem(f"{self._nodes}rooms:{node}", room_id)
-            await self._client.srem(self._room_key(room_id, "nodes"), node)
+            await asyncio.gather(
+                self._client.srem(f"{self._nodes}rooms:{node}", room_id),
+                self._client.srem(self._room_key(room_id, "nodes"), node),
+            )
 
     async def reap_nodes(self) -> list[tuple[str, list[str]]]:
         with store_errors():
