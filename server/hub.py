@@ -119,16 +119,14 @@ class Hub:
         if waiting is not None:
             waiting.append((first_seq, events))  # in order, behind the catch-up
             return
-        last = first_seq + len(events) - 1
         delivered = self._delivered.get(room)
         if delivered is None and not any(_started(c) for c in conns):
             # Nobody here has a starting point yet: each socket's view, taken after this, holds
             # whatever came before, so delivery starts here.
-            delivered = first_seq - 1
-        if delivered == first_seq - 1:
-            self._delivered[room] = last
-            _fan_out(conns, room, first_seq, events)
-        elif delivered is None or last > delivered:
+            delivered = self._delivered[room] = first_seq - 1
+        if delivered is not None and first_seq <= delivered + 1:
+            self._deliver_next(room, conns, first_seq, events)  # in order, or seen already
+        else:
             self._catch_up(room, [(first_seq, events)])  # a gap: fetch it before these
 
     def _catch_up(self, room: str, waiting: list[tuple[int, Sequence[Event]]]) -> None:

@@ -6,7 +6,7 @@ another node watches the room."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 
 import pytest
 
@@ -50,6 +50,14 @@ async def commit(store: MemoryRoomStore, version: int, first: int, count: int) -
     stored = [StoredEvent(first + k, encode_event(e)) for k, e in enumerate(events)]
     assert await store.commit("r", version, b"s%d" % version, stored, None)
     return events
+
+
+async def until(done: Callable[[], bool]) -> None:
+    """Wait up to a second for ``done`` (fan-out through a real Redis takes a moment)."""
+    for _ in range(100):
+        if done():
+            return
+        await asyncio.sleep(0.01)
 
 
 async def settle() -> None:
@@ -187,10 +195,7 @@ async def test_on_redis_a_commit_is_published_only_when_another_node_watches(
         assert await spy.get_message(timeout=0.3) is None  # nothing was published
         # Another node's commit is published to n1.
         assert await other.commit("r", 2, b"s2", [StoredEvent(2, encode_event(event(2)))], None)
-        for _ in range(100):
-            if sock.seen == [1, 2]:
-                break
-            await asyncio.sleep(0.01)
+        await until(lambda: sock.seen == [1, 2])
         assert sock.seen == [1, 2]
         published = await spy.get_message(timeout=1)
         assert published is not None and published["type"] == "smessage"
@@ -230,10 +235,7 @@ async def test_on_redis_an_own_commit_behind_an_unpublished_one_is_caught_up(
         own = [event(2)]
         assert await mine.commit("r", 2, b"s2", [StoredEvent(2, encode_event(own[0]))], None)
         assert await other.commit("r", 3, b"s3", [StoredEvent(3, encode_event(event(3)))], None)
-        for _ in range(100):
-            if sock.seen == [1, 2, 3]:
-                break
-            await asyncio.sleep(0.01)
+        await until(lambda: sock.seen == [1, 2, 3])
         assert sock.seen == [1, 2, 3]
         hub.committed("r", 2, own)  # the late reply: already delivered
         await settle()
