@@ -5,8 +5,10 @@ its own answer) and commands packed by hiredis (``server.store.redis_packing``).
 from __future__ import annotations
 
 import asyncio
+import socket
 from typing import TYPE_CHECKING
 
+import hiredis
 import pytest
 import redis
 from redis.asyncio.cluster import RedisCluster
@@ -108,6 +110,73 @@ async def test_every_connection_packs_its_commands_with_hiredis(
     assert PackedConnection(host="x").pack_command("SCRIPT LOAD", "return 1") == [
         b"*3\r\n$6\r\nSCRIPT\r\n$4\r\nLOAD\r\n$8\r\nreturn 1\r\n"
     ]
+    await store.close()
+
+
+BUSY_LUA = """local t = redis.call('TIME')
+while true do
+  local n = redis.call('TIME')
+  if (n[1] - t[1]) * 1000000 + (n[2] - t[2]) > tonumber(ARGV[1]) then return 1 end
+end"""
+
+
+def hold_redis(url: str, microseconds: int) -> socket.socket:
+    """Redis busy for that long from now: a script sent on a raw socket, its reply unread."""
+    address = redis.Redis.from_url(url).connection_pool.connection_kwargs
+    sock = socket.create_connection((address["host"], address["port"]))
+    sock.sendall(hiredis.pack_command(("EVAL", BUSY_LUA, 0, microseconds)))  # type: ignore[arg-type]
+    return sock
+
+
+async def test_commits_made_while_a_batch_is_out_go_together_as_the_next_one(
+    store_factory: StoreFactory, clean_redis: str
+) -> None:
+    store = store_factory()
+    if not isinstance(store, RedisRoomStore) or store.cluster:
+        pytest.skip("one Redis: it is held busy here")
+    rooms = [f"f{i}" for i in range(21)]
+    for room in rooms:
+        await store.create_room(room, b"v1", [ev(1)], None)
+    batcher = store._commits
+    before = batcher.round_trips
+    held = hold_redis(clean_redis, 300_000)
+    try:
+        first = asyncio.create_task(store.commit(rooms[0], 1, b"v2", [ev(2)], None))
+        for _ in range(3):
+            await asyncio.sleep(0)  # the first batch is written; Redis has not answered
+        assert batcher._in_flight is not None
+        later: list[asyncio.Task[bool]] = []
+        for room in rooms[1:]:  # one call per turn of the loop, all while the first is out
+            later.append(asyncio.create_task(store.commit(room, 1, b"v2", [ev(2)], None)))
+            await asyncio.sleep(0)
+        assert await first is True
+        assert all(await asyncio.gather(*later))
+    finally:
+        held.close()
+    assert batcher.round_trips - before == 2  # twenty calls of twenty turns: one pipeline
+    for room in rooms:
+        assert await store.load_room(room) == Snapshot(2, b"v2")
+    await store.close()
+
+
+async def test_a_cancelled_call_waiting_for_the_batch_out_leaves_the_next_one_free(
+    store_factory: StoreFactory,
+) -> None:
+    store = redis_only(store_factory)
+    rooms = ["w0", "w1", "w2"]
+    for room in rooms:
+        await store.create_room(room, b"v1", [ev(1)], None)
+    first = asyncio.create_task(store.commit("w0", 1, b"v2", [ev(2)], None))
+    for _ in range(3):
+        await asyncio.sleep(0)
+    waiting = asyncio.create_task(store.commit("w1", 1, b"v2", [ev(2)], None))
+    await asyncio.sleep(0)  # it leads the next batch and waits for the first
+    waiting.cancel()
+    assert await first is True
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    assert await asyncio.wait_for(store.commit("w2", 1, b"v2", [ev(2)], None), 5) is True
+    assert store._commits._in_flight is None
     await store.close()
 
 

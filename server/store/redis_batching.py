@@ -7,6 +7,12 @@ reply, and on this machine those writes were the node's second cost after the We
 serve them all, the way ioredis's auto-pipelining does. A call alone in its turn goes as it is,
 so an idle node adds no latency and no work.
 
+One batch is in flight at a time. Calls made while it is out wait for its replies and then go
+together as the next batch, so batches grow with the load instead of each turn's few calls
+paying a write and a read of their own (the TCP write to Redis on loopback was 12 % of the node
+at 1,000 tables, py-spy, with 1.45 commits a batch). At low load nothing is in flight and a
+call goes at once; under load a call waits at most one round trip more.
+
 The batch goes out on the lanes of ``redis_lane`` (a raw pipelined connection per server) and,
 for what they do not carry, through redis-py.
 
@@ -44,6 +50,7 @@ class ScriptBatcher:
         self._script = script
         self._lanes = Lanes(client) if lanes else None
         self._joining: list[Call] | None = None  # the batch the current turn's calls join
+        self._in_flight: asyncio.Future[None] | None = None  # done when the batch out is
         self.round_trips = 0  # pipelines and single calls sent (for tests and figures)
         self.calls = 0
         self.laned = 0  # calls sent on a lane
@@ -55,8 +62,12 @@ class ScriptBatcher:
             self._joining.append((keys, args, future))
             return await future
         batch = self._joining = [(keys, args, future)]
+        done: asyncio.Future[None] | None = None
         try:
             try:
+                while self._in_flight is not None:  # calls join this batch meanwhile
+                    await asyncio.wait((self._in_flight,))  # not cancelled with this task
+                done = self._in_flight = loop.create_future()
                 await asyncio.sleep(0)  # the other tasks of this turn run, and join
             finally:
                 if self._joining is batch:
@@ -69,6 +80,10 @@ class ScriptBatcher:
             if not future.cancelled():
                 future.exception()  # its own answer is this raise
             raise
+        finally:
+            if done is not None:  # the next batch may go
+                self._in_flight = None
+                done.set_result(None)
         return await future
 
     def close(self) -> None:
