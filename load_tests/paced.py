@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from load_tests.bench_rules import machine_speed
 from load_tests.cluster import (
     Cluster,
     endpoint_for,
@@ -100,6 +101,7 @@ class PacedRun:
         self.controls: list[Any] = []
         self.results: Any = None
         self.generator_rss_before = 0
+        self.machine_speed = 0.0  # hands a second (load_tests.bench_rules), measured at start
 
     # -- the workers -------------------------------------------------------------------------
 
@@ -252,6 +254,7 @@ class PacedRun:
             rss_before = rss_kib(self.target.node_pids)
             self.generator_rss_before = rss_kib([p.pid for p in self.procs if p.pid])
             idle = self.idle_rates()
+            self.machine_speed = machine_speed()
             self.t0 = time.time()
             deadline = self.t0 + args.duration
             self.next_scan = self.t0
@@ -389,6 +392,11 @@ class PacedRun:
                 f"cpu_cores_busy: nodes {head.cpu_nodes / head.seconds:.2f}  redis "
                 f"{head.cpu_redis / head.seconds:.2f}  generators "
                 f"{head.cpu_generators / head.seconds:.2f}  (of {cores} on this machine)"
+            )
+        if self.machine_speed:
+            say(
+                f"machine_rules_hands_per_second: {self.machine_speed:.0f}  (one core, before the "
+                "load: the machine's speed, to compare these figures with another machine's)"
             )
         lags = sorted(got.lag)
         say(
