@@ -259,7 +259,9 @@ def test_a_whole_game_with_bots_a_watcher_and_a_dropped_connection(
             continue  # the page may have been re-rendered: look again
         legal = page.locator("#hand button.card.legal:not([disabled])")
         card = legal.first.get_attribute("data-card")
-        click_card(legal.first)
+        # That very card: ``legal.first`` is looked up again at each use, and a render between
+        # the two (a late event) could make it another card than the one waited for.
+        click_card(page.locator(f'#hand button.card[data-card="{card}"]'))
         _wait_played(page, card, model["hand"])
 
     screenshot(page, "game-end")
