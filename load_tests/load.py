@@ -109,7 +109,7 @@ async def run(args: argparse.Namespace, target: Target) -> int:
         deadline = started + args.duration
         await asyncio.gather(*(t.play(args.games, stats, deadline) for t in tables))
         elapsed = loop.time() - started
-        await lag.stop()
+        lag.stop()
         cpu_self = time.process_time() - cpu_self_before
         cpu_nodes = cpu_seconds(target.node_pids) - cpu_nodes_before
         cpu_redis = cpu_seconds(redis_pids) - cpu_redis_before
@@ -120,7 +120,7 @@ async def run(args: argparse.Namespace, target: Target) -> int:
         frames = sum(t.frames_received() for t in tables) - frames_before
         rss_after = rss_kib(target.node_pids)
     finally:
-        await lag.stop()
+        lag.stop()
         await asyncio.gather(*(t.close() for t in tables), return_exceptions=True)
         if probe is not None:
             probe.close()

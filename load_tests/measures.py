@@ -8,14 +8,17 @@ MULTI block the server reads at once counts once). Shared by ``load_tests.load``
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import math
 import os
+import urllib.request
 from collections import Counter
 from dataclasses import dataclass
 
 import redis
+from prometheus_client.parser import text_string_to_metric_families
+
+from server.loop_lag import LoopLag as TimerLag
 
 
 def descendants(pid: int) -> list[int]:
@@ -166,22 +169,50 @@ class LoopLag:
     """How late this process' event loop wakes up: the generator's own share of the latency."""
 
     def __init__(self, every: float = 0.05) -> None:
-        self.every = every
         self.samples: list[float] = []
-        self._task: asyncio.Task[None] | None = None
+        self._timer = TimerLag(self._record, every)
+
+    def _record(self, seconds: float) -> None:
+        self.samples.append(seconds)
 
     def start(self) -> None:
-        self._task = asyncio.create_task(self._run())
+        self._timer.start()
 
-    async def _run(self) -> None:
-        loop = asyncio.get_running_loop()
-        while True:
-            before = loop.time()
-            await asyncio.sleep(self.every)
-            self.samples.append(loop.time() - before - self.every)
+    def stop(self) -> None:
+        self._timer.stop()
 
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+
+LOOP_LAG_METRIC = "hearts_event_loop_lag_seconds"
+
+
+def node_loop_lag(http_urls: list[str]) -> dict[float, float] | None:
+    """The nodes' loop-lag histograms summed: cumulative sample counts by bucket bound (s), or
+    None if a node did not answer."""
+    counts: dict[float, float] = {}
+    for url in http_urls:
+        try:
+            with urllib.request.urlopen(f"{url}/metrics", timeout=2) as reply:
+                text = reply.read().decode()
+        except OSError:
+            return None
+        for family in text_string_to_metric_families(text):
+            if family.name != LOOP_LAG_METRIC:
+                continue
+            for sample in family.samples:
+                if sample.name == LOOP_LAG_METRIC + "_bucket":
+                    bound = float(sample.labels["le"])
+                    counts[bound] = counts.get(bound, 0.0) + sample.value
+    return counts
+
+
+def lag_bound(before: dict[float, float], after: dict[float, float], fraction: float) -> float:
+    """The smallest bucket bound (s) holding ``fraction`` of the samples taken between the two
+    readings (inf when the top bucket is needed, nan without samples)."""
+    delta = {b: after.get(b, 0.0) - before.get(b, 0.0) for b in after}
+    total = delta.get(math.inf, 0.0)
+    if total <= 0:
+        return math.nan
+    for bound in sorted(delta):
+        if delta[bound] >= fraction * total:
+            return bound
+    return math.inf

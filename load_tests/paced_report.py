@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from load_tests.measures import RedisDelta, RedisSnapshot, percentile
+from load_tests.measures import RedisDelta, RedisSnapshot, lag_bound, percentile
 
 P99_BAR_MS = 50.0
 
@@ -47,6 +47,8 @@ class Window:
     last_seat_ms: list[float] = field(default_factory=list)  # sorted
     cards: int = 0
     lag_ms: list[float] = field(default_factory=list)  # the generators' loop lag, sorted
+    node_lag_start: dict[float, float] | None = None  # the nodes' loop-lag histogram, at start
+    node_lag_end: dict[float, float] | None = None  # ... and at the end
 
     @property
     def seconds(self) -> float:
@@ -121,12 +123,31 @@ def per_card_lines(window: Window, idle: Idle | None, node_count: int) -> list[s
     return out
 
 
+def node_lag_line(window: Window) -> str:
+    """The nodes' own event-loop lag in the window, from their /metrics histograms."""
+    if window.node_lag_start is None or window.node_lag_end is None:
+        return "node_loop_lag_ms: not measured  (a node's /metrics did not answer)"
+    p99, top = (lag_bound(window.node_lag_start, window.node_lag_end, f) for f in (0.99, 1.0))
+    return (
+        f"node_loop_lag_ms: p99 ≤ {p99 * 1000:g}  max ≤ {top * 1000:g}  (the nodes' own event "
+        "loop: how late a timer due every 50 ms ran, by histogram bucket; inside every latency "
+        "above)"
+    )
+
+
+def _node_lag_p99(window: Window) -> str:
+    if window.node_lag_start is None or window.node_lag_end is None:
+        return "-"
+    return f"≤ {lag_bound(window.node_lag_start, window.node_lag_end, 0.99) * 1000:g} ms"
+
+
 def ramp_line(window: Window) -> str:
     return (
         f"ramp_step: tables {window.tables}  held {window.tables_held}  sockets "
         f"{window.sockets}  p99 ok {_p(window.ok_ms)}  p99 last seat {_p(window.last_seat_ms)}  "
         f"cards/s {window.cards / window.seconds:.0f}  nodes "
-        f"{window.cpu_nodes / window.seconds:.2f} cores  generators "
+        f"{window.cpu_nodes / window.seconds:.2f} cores (loop lag p99 {_node_lag_p99(window)})  "
+        "generators "
         f"{window.cpu_generators / window.seconds:.2f} cores (loop lag p99 {_p(window.lag_ms)})  "
         f"{'held' if window.held() else 'NOT held'} (p99 ≤ {P99_BAR_MS:g} ms)"
     )

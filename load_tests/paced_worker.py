@@ -92,7 +92,7 @@ class Worker:
             async with asyncio.timeout(CLOSE_TIMEOUT):
                 await asyncio.gather(*(t.close() for t in self.tables), return_exceptions=True)
         reporter.cancel()
-        await self.lag.stop()
+        self.lag.stop()
         self._send_batch()
         self.results.put(("done", self.spec.index, {}))
 

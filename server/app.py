@@ -29,6 +29,7 @@ from server.config import Settings
 from server.connection import Closing, Connection
 from server.hub import Hub
 from server.identity import Identity
+from server.loop_lag import LoopLag
 from server.presence import Presence
 from server.quickplay import QuickPlay
 from server.room.game_view import game_view
@@ -78,6 +79,7 @@ class Node:
         self.connections: set[Connection] = set()
         self.closers: dict[Connection, Closer] = {}  # to close a revoked session's socket
         self._revocations: asyncio.Task[None] | None = None
+        self.loop_lag = LoopLag(metrics.LOOP_LAG.observe)
         self.draining = False
 
     def invite_link(self, room: str) -> str:
@@ -89,6 +91,7 @@ class Node:
         await self.presence.start()
         await self.quickplay.start()
         self._revocations = asyncio.create_task(self.accounts.watch_revocations(self.revoked))
+        self.loop_lag.start()
 
     async def revoked(self, conn: Connection) -> None:
         """The session this connection logged in with was revoked: close it (4001)."""
@@ -112,6 +115,7 @@ class Node:
 
     async def stop(self) -> None:
         self.draining = True
+        self.loop_lag.stop()
         # Drain: close every socket with "service restart" so clients reconnect elsewhere.
         for close in list(self.closers.values()):
             with contextlib.suppress(Exception):

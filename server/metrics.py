@@ -55,6 +55,12 @@ BOT_SECONDS = Histogram(
     buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.5, 1.0),
     registry=REGISTRY,
 )
+LOOP_LAG = Histogram(
+    "hearts_event_loop_lag_seconds",
+    "How late the node's event loop ran a timer due every 50 ms (a stall delays every table)",
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0),
+    registry=REGISTRY,
+)
 FRAMES_OUT = Tally("hearts_frames_sent", "Frames written to clients")
 REGISTRY.register(TallyCollector([COMMITS, STORE_CALLS, FRAMES_OUT], [COMMANDS]))
 

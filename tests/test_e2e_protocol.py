@@ -175,4 +175,9 @@ async def test_health_readiness_and_metrics(server: ServerProcess) -> None:
     assert float(gauge.split()[1]) >= 1
     assert 'hearts_commands_total{outcome="ok",type="auth"}' in text
     assert "hearts_command_seconds_bucket" in text
+    # The node's loop-lag timer has been running since start-up, 20 samples a second.
+    count = next(
+        line for line in text.splitlines() if line.startswith("hearts_event_loop_lag_seconds_count")
+    )
+    assert float(count.split()[1]) >= 1
     await client.close()
