@@ -141,19 +141,28 @@ async def test_commits_made_while_a_batch_is_out_go_together_as_the_next_one(
     before = batcher.round_trips
     held = hold_redis(clean_redis, 300_000)
     try:
-        first = asyncio.create_task(store.commit(rooms[0], 1, b"v2", [ev(2)], None))
+
+        async def commit_seeing_batches(room: str) -> tuple[bool, int]:
+            applied = await store.commit(room, 1, b"v2", [ev(2)], None)
+            return applied, batcher.round_trips - before  # batches sent when its caller resumes
+
+        # The first batch: a leader and a call that joins it in the same turn.
+        first = asyncio.create_task(commit_seeing_batches(rooms[0]))
+        joined = asyncio.create_task(commit_seeing_batches(rooms[1]))
         for _ in range(3):
             await asyncio.sleep(0)  # the first batch is written; Redis has not answered
-        assert batcher._in_flight is not None
+        assert batcher._out is not None
         later: list[asyncio.Task[bool]] = []
-        for room in rooms[1:]:  # one call per turn of the loop, all while the first is out
+        for room in rooms[2:]:  # one call per turn of the loop, all while the first is out
             later.append(asyncio.create_task(store.commit(room, 1, b"v2", [ev(2)], None)))
             await asyncio.sleep(0)
-        assert await first is True
+        assert (await first)[0] is True
+        # The next batch went as the first one's replies came in, before its callers resumed.
+        assert await joined == (True, 2)
         assert all(await asyncio.gather(*later))
     finally:
         held.close()
-    assert batcher.round_trips - before == 2  # twenty calls of twenty turns: one pipeline
+    assert batcher.round_trips - before == 2  # nineteen calls of nineteen turns: one pipeline
     for room in rooms:
         assert await store.load_room(room) == Snapshot(2, b"v2")
     await store.close()
@@ -176,7 +185,7 @@ async def test_a_cancelled_call_waiting_for_the_batch_out_leaves_the_next_one_fr
     with pytest.raises(asyncio.CancelledError):
         await waiting
     assert await asyncio.wait_for(store.commit("w2", 1, b"v2", [ev(2)], None), 5) is True
-    assert store._commits._in_flight is None
+    assert store._commits._out is None
     await store.close()
 
 

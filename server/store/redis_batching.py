@@ -11,7 +11,10 @@ One batch is in flight at a time. Calls made while it is out wait for its replie
 together as the next batch, so batches grow with the load instead of each turn's few calls
 paying a write and a read of their own (the TCP write to Redis on loopback was 12 % of the node
 at 1,000 tables, py-spy, with 1.45 commits a batch). At low load nothing is in flight and a
-call goes at once; under load a call waits at most one round trip more.
+call goes at once; under load a call waits at most one round trip more. The next batch goes
+as soon as the replies are in, before their callers resume: sending it after them had the node
+answer a whole batch's moves (their fan-out) while Redis sat idle, and put the commits' p50
+from 2.3 ms to 3.7 and p99 from 39 to 55 (instrumented node, 1,000 tables).
 
 The batch goes out on the lanes of ``redis_lane`` (a raw pipelined connection per server) and,
 for what they do not carry, through redis-py.
@@ -50,7 +53,8 @@ class ScriptBatcher:
         self._script = script
         self._lanes = Lanes(client) if lanes else None
         self._joining: list[Call] | None = None  # the batch the current turn's calls join
-        self._in_flight: asyncio.Future[None] | None = None  # done when the batch out is
+        self._out: list[Call] | None = None  # the batch out, until its replies are in
+        self._waiting: list[asyncio.Future[None]] = []  # leaders of the next batch
         self.round_trips = 0  # pipelines and single calls sent (for tests and figures)
         self.calls = 0
         self.laned = 0  # calls sent on a lane
@@ -62,13 +66,15 @@ class ScriptBatcher:
             self._joining.append((keys, args, future))
             return await future
         batch = self._joining = [(keys, args, future)]
-        done: asyncio.Future[None] | None = None
         try:
             try:
-                while self._in_flight is not None:  # calls join this batch meanwhile
-                    await asyncio.wait((self._in_flight,))  # not cancelled with this task
-                done = self._in_flight = loop.create_future()
-                await asyncio.sleep(0)  # the other tasks of this turn run, and join
+                if self._out is None:
+                    await asyncio.sleep(0)  # the other tasks of this turn run, and join
+                while self._out is not None:  # a batch is out: this one fills meanwhile
+                    wake: asyncio.Future[None] = loop.create_future()
+                    self._waiting.append(wake)
+                    await wake  # its own future: a cancelled wait cancels nothing shared
+                self._out = batch
             finally:
                 if self._joining is batch:
                     self._joining = None
@@ -81,10 +87,20 @@ class ScriptBatcher:
                 future.exception()  # its own answer is this raise
             raise
         finally:
-            if done is not None:  # the next batch may go
-                self._in_flight = None
-                done.set_result(None)
+            self._release(batch)
         return await future
+
+    def _release(self, batch: list[Call]) -> None:
+        """The batch out has its replies: the next may go. Called before its callers are
+        answered, so the next leader, woken first, sends while they resume (its batch has
+        gathered for a whole round trip; it does not wait another turn)."""
+        if self._out is not batch:
+            return
+        self._out = None
+        waiting, self._waiting = self._waiting, []
+        for wake in waiting:
+            if not wake.done():
+                wake.set_result(None)
 
     def close(self) -> None:
         if self._lanes is not None:
@@ -114,10 +130,15 @@ class ScriptBatcher:
         ]
         if rest:
             await self._send_redis_py(rest)
+        arrived: list[tuple[Lane, list[Call], list[object] | None]] = []
         for lane, calls, replies in sent:
             try:
-                answers = await replies
+                arrived.append((lane, calls, await replies))
             except RedisConnectionError:
+                arrived.append((lane, calls, None))
+        self._release(batch)
+        for lane, calls, answers in arrived:
+            if answers is None:
                 # Outcome unknown: redis-py retries them, and a commit's nonce makes a retry
                 # of one that was applied report its success.
                 lanes.failed(lane)
