@@ -98,7 +98,9 @@ def test_every_level_has_an_anchor_rating_random_lowest_and_strong_highest() -> 
     # Random is far below the rest and strong on top; the round-robin does not separate basic
     # from normal (docs/bots.md), so their order is not asserted.
     assert mus[0] + 5 < min(mus[1:]) and mus[3] == max(mus)
-    assert abs(sum(mus) / len(mus) - MU) < 3  # centred on the new-player prior
+    # Near the new-player prior: rated from it game after game, the four drift up together by
+    # about 3 mu (28.0 in the last two calibrations, docs/bots.md).
+    assert abs(sum(mus) / len(mus) - MU) < 4
     for lv in order:
         Rating(*LEVEL_RATINGS[lv])  # a valid rating on the service's scale
 
