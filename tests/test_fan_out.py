@@ -6,6 +6,7 @@ another node watches the room."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
 
 import pytest
@@ -163,62 +164,14 @@ async def test_sockets_still_entering_get_an_own_commit_at_once(
     assert sock.seen == [1, 2]
 
 
-def redis_nodes(url: str, prefix: str) -> tuple[RedisRoomStore, RedisRoomStore]:
-    """The stores of two nodes, n1 and n2, on one Redis."""
-    return RedisRoomStore(url, prefix=prefix, node="n1"), RedisRoomStore(
-        url, prefix=prefix, node="n2"
-    )
-
-
-async def test_on_redis_a_commit_is_published_only_when_another_node_watches(
-    clean_redis: str,
-) -> None:
-    mine, other = redis_nodes(clean_redis, "fanout")
-    await mine.create_room("r", b"s0", [], None)
-    hub = Hub(mine, "n1", Actors())
-    await hub.start()
-    sock = Socket()
-    await hub.watch(sock, "r")
-    heard = other.subscriber()
-    try:
-        # n1 alone watches: its own commit is not published, and its hub hands it over. A raw
-        # subscriber (not a watching node) tells what is published.
-        spy = mine._client.pubsub()
-        await spy.ssubscribe(mine.channel("r"))
-        await spy.get_message(timeout=1)  # the confirmation
-        sock.entering = True
-        events = [event(1)]
-        assert await mine.commit("r", 1, b"s1", [StoredEvent(1, encode_event(events[0]))], None)
-        hub.committed("r", 1, events)
-        sock.entering = False
-        assert sock.seen == [1]
-        assert await spy.get_message(timeout=0.3) is None  # nothing was published
-        # Another node's commit is published to n1.
-        assert await other.commit("r", 2, b"s2", [StoredEvent(2, encode_event(event(2)))], None)
-        await until(lambda: sock.seen == [1, 2])
-        assert sock.seen == [1, 2]
-        published = await spy.get_message(timeout=1)
-        assert published is not None and published["type"] == "smessage"
-        # Once n2 watches too, n1's commits are published for it.
-        await other.track_room("n2", "r")
-        await heard.add("r")
-        assert await mine.commit("r", 3, b"s3", [StoredEvent(3, encode_event(event(3)))], None)
-        got = await asyncio.wait_for(heard.__anext__(), 2)
-        assert got[0] == "r" and got[1].seq == 3
-        await spy.aclose()
-    finally:
-        await heard.close()
-        await hub.stop()
-        await mine.close()
-        await other.close()
-
-
-async def test_on_redis_an_own_commit_behind_an_unpublished_one_is_caught_up(
-    clean_redis: str,
-) -> None:
-    """A reply read after the fan-out of a later commit: the pump sees a gap and fills it from
-    the store, so the socket gets every event in order."""
-    mine, other = redis_nodes(clean_redis, "gap")
+@contextlib.asynccontextmanager
+async def on_redis(
+    url: str, prefix: str
+) -> AsyncIterator[tuple[RedisRoomStore, RedisRoomStore, Hub, Socket]]:
+    """Room "r" on one Redis, one socket watching it on node n1's hub, and n2's store beside;
+    n1 has committed event 1 while the socket entered and handed it over."""
+    mine = RedisRoomStore(url, prefix=prefix, node="n1")
+    other = RedisRoomStore(url, prefix=prefix, node="n2")
     await mine.create_room("r", b"s0", [], None)
     hub = Hub(mine, "n1", Actors())
     await hub.start()
@@ -230,6 +183,52 @@ async def test_on_redis_an_own_commit_behind_an_unpublished_one_is_caught_up(
         assert await mine.commit("r", 1, b"s1", [StoredEvent(1, encode_event(first[0]))], None)
         hub.committed("r", 1, first)
         sock.entering = False
+        assert sock.seen == [1]
+        yield mine, other, hub, sock
+    finally:
+        await hub.stop()
+        await mine.close()
+        await other.close()
+
+
+async def test_on_redis_a_commit_is_published_only_when_another_node_watches(
+    clean_redis: str,
+) -> None:
+    async with on_redis(clean_redis, "fanout") as (mine, other, hub, sock):
+        heard = other.subscriber()
+        try:
+            # n1 alone watches: its own commit was not published, and its hub handed it over.
+            # A raw subscriber (not a watching node) tells what is published.
+            spy = mine._client.pubsub()
+            await spy.ssubscribe(mine.channel("r"))
+            await spy.get_message(timeout=1)  # the confirmation
+            assert await mine.commit("r", 2, b"s2", [StoredEvent(2, encode_event(event(2)))], None)
+            hub.committed("r", 2, [event(2)])
+            assert sock.seen == [1, 2]
+            assert await spy.get_message(timeout=0.3) is None  # nothing was published
+            # Another node's commit is published to n1.
+            assert await other.commit("r", 3, b"s3", [StoredEvent(3, encode_event(event(3)))], None)
+            await until(lambda: sock.seen == [1, 2, 3])
+            assert sock.seen == [1, 2, 3]
+            published = await spy.get_message(timeout=1)
+            assert published is not None and published["type"] == "smessage"
+            # Once n2 watches too, n1's commits are published for it.
+            await other.track_room("n2", "r")
+            await heard.add("r")
+            assert await mine.commit("r", 4, b"s4", [StoredEvent(4, encode_event(event(4)))], None)
+            got = await asyncio.wait_for(heard.__anext__(), 2)
+            assert got[0] == "r" and got[1].seq == 4
+            await spy.aclose()
+        finally:
+            await heard.close()
+
+
+async def test_on_redis_an_own_commit_behind_an_unpublished_one_is_caught_up(
+    clean_redis: str,
+) -> None:
+    """A reply read after the fan-out of a later commit: the pump sees a gap and fills it from
+    the store, so the socket gets every event in order."""
+    async with on_redis(clean_redis, "gap") as (mine, other, hub, sock):
         # n1 commits 2 (not published: it is alone) but has not handed it over yet when n2's
         # commit 3 comes through fan-out.
         own = [event(2)]
@@ -240,7 +239,3 @@ async def test_on_redis_an_own_commit_behind_an_unpublished_one_is_caught_up(
         hub.committed("r", 2, own)  # the late reply: already delivered
         await settle()
         assert sock.seen == [1, 2, 3]
-    finally:
-        await hub.stop()
-        await mine.close()
-        await other.close()

@@ -32,6 +32,20 @@ def redis_only(store_factory: StoreFactory) -> RedisRoomStore:
     return store
 
 
+def one_redis(store_factory: StoreFactory, why: str) -> RedisRoomStore:
+    store = redis_only(store_factory)
+    if store.cluster:
+        pytest.skip(f"one Redis: {why}")
+    return store
+
+
+async def assert_stored(store: RedisRoomStore, rooms: list[str], refused: set[int]) -> None:
+    """Room i holds its "v2-i" commit, or still its "v1" where that commit was refused."""
+    for i, room in enumerate(rooms):
+        expected = Snapshot(1, b"v1") if i in refused else Snapshot(2, b"v2-%d" % i)
+        assert await store.load_room(room) == expected
+
+
 async def test_commits_of_one_turn_share_a_round_trip_and_keep_their_answers(
     store_factory: StoreFactory,
 ) -> None:
@@ -55,18 +69,14 @@ async def test_commits_of_one_turn_share_a_round_trip_and_keep_their_answers(
     assert results[5] == "bad seq"
     assert all(r is True for i, r in enumerate(results) if i not in (3, 5))
     assert batcher.round_trips - before == 1  # thirty commits, one pipeline
-    for i, room in enumerate(rooms):
-        expected = Snapshot(1, b"v1") if i in (3, 5) else Snapshot(2, b"v2-%d" % i)
-        assert await store.load_room(room) == expected
+    await assert_stored(store, rooms, {3, 5})
     await store.close()
 
 
 async def test_a_batch_survives_a_flushed_script_cache(
     store_factory: StoreFactory, clean_redis: str
 ) -> None:
-    store = store_factory()
-    if not isinstance(store, RedisRoomStore) or store.cluster:
-        pytest.skip("one Redis: its script cache is flushed here")
+    store = one_redis(store_factory, "its script cache is flushed here")
     rooms = [f"f{i}" for i in range(10)]
     for room in rooms:
         await store.create_room(room, b"v1", [], None)
@@ -131,9 +141,7 @@ def hold_redis(url: str, microseconds: int) -> socket.socket:
 async def test_commits_made_while_a_batch_is_out_go_together_as_the_next_one(
     store_factory: StoreFactory, clean_redis: str
 ) -> None:
-    store = store_factory()
-    if not isinstance(store, RedisRoomStore) or store.cluster:
-        pytest.skip("one Redis: it is held busy here")
+    store = one_redis(store_factory, "it is held busy here")
     rooms = [f"f{i}" for i in range(21)]
     for room in rooms:
         await store.create_room(room, b"v1", [ev(1)], None)
@@ -236,9 +244,7 @@ async def test_on_lanes_commits_keep_their_answers(store_factory: StoreFactory) 
     assert batcher.laned - before == len(rooms)  # every call went on a lane
     assert results[2] is False and results[6] == "bad seq"
     assert all(r is True for i, r in enumerate(results) if i not in (2, 6))
-    for i, room in enumerate(rooms):
-        expected = Snapshot(1, b"v1") if i in (2, 6) else Snapshot(2, b"v2-%d" % i)
-        assert await store.load_room(room) == expected
+    await assert_stored(store, rooms, {2, 6})
     await store.close()
 
 
