@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import time
 from typing import TYPE_CHECKING
 
 import hiredis
@@ -135,6 +136,9 @@ def hold_redis(url: str, microseconds: int) -> socket.socket:
     address = redis.Redis.from_url(url).connection_pool.connection_kwargs
     sock = socket.create_connection((address["host"], address["port"]))
     sock.sendall(hiredis.pack_command(("EVAL", BUSY_LUA, 0, microseconds)))  # type: ignore[arg-type]
+    # Redis accepts the socket in one turn of its loop and reads the script in a later one: a
+    # command sent meanwhile on another connection could still be answered before the hold.
+    time.sleep(0.05)
     return sock
 
 
@@ -147,7 +151,7 @@ async def test_commits_made_while_a_batch_is_out_go_together_as_the_next_one(
         await store.create_room(room, b"v1", [ev(1)], None)
     batcher = store._commits
     before = batcher.round_trips
-    held = hold_redis(clean_redis, 300_000)
+    held = hold_redis(clean_redis, 500_000)
     try:
 
         async def commit_seeing_batches(room: str) -> tuple[bool, int]:
@@ -164,6 +168,7 @@ async def test_commits_made_while_a_batch_is_out_go_together_as_the_next_one(
         for room in rooms[2:]:  # one call per turn of the loop, all while the first is out
             later.append(asyncio.create_task(store.commit(room, 1, b"v2", [ev(2)], None)))
             await asyncio.sleep(0)
+        assert not first.done()  # the premise: every later call was made while Redis was held
         assert (await first)[0] is True
         # The next batch went as the first one's replies came in, before its callers resumed.
         assert await joined == (True, 2)
