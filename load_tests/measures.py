@@ -165,21 +165,12 @@ def percentile(sorted_values: list[float], fraction: float) -> float:
     return sorted_values[min(rank, len(sorted_values)) - 1]
 
 
-class LoopLag:
+class LoopLag(TimerLag):
     """How late this process' event loop wakes up: the generator's own share of the latency."""
 
     def __init__(self, every: float = 0.05) -> None:
         self.samples: list[float] = []
-        self._timer = TimerLag(self._record, every)
-
-    def _record(self, seconds: float) -> None:
-        self.samples.append(seconds)
-
-    def start(self) -> None:
-        self._timer.start()
-
-    def stop(self) -> None:
-        self._timer.stop()
+        super().__init__(self.samples.append, every)
 
 
 LOOP_LAG_METRIC = "hearts_event_loop_lag_seconds"
