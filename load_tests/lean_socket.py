@@ -7,7 +7,9 @@ and each send is a plain call that writes to the transport, so a frame costs its
 inflating, with permessage-deflate) and nothing more. The WebSocket protocol itself (handshake,
 masking, control frames, closing) is websockets' own ``ClientProtocol``.
 
-Without permessage-deflate the frames the server sends after the handshake are read here, not
+Unless the server agreed to permessage-deflate (offering it is not enough: the server chooses
+per subprotocol, and declines it for msgpack) the frames the server sends after the handshake
+are read here, not
 by websockets' parser (a generator and a frame object per frame: at 1,800 paced tables the
 generators' largest cost, as they read four sockets' frames for every card): an unfragmented
 text or binary frame is a header and its payload, and a ping is answered through websockets'
@@ -57,7 +59,6 @@ class LeanSocket(asyncio.Protocol):
         self._text = False
         self._head = bytearray()  # the handshake response, until its end is seen
         self._fast: bytearray | None = None  # unread frame bytes, while frames are read here
-        self._deflate = deflate
         self._max_size = max_size
 
     @classmethod
@@ -98,7 +99,7 @@ class LeanSocket(asyncio.Protocol):
             self._fast += data
             self._read_frames()
             return
-        if self.ws.state is not OPEN and not self._deflate and self._head is not None:
+        if self.ws.state is not OPEN and self._head is not None:
             # Give websockets the response alone: the frames after it are read here.
             self._head += data
             end = self._head.find(b"\r\n\r\n")

@@ -41,7 +41,7 @@ class Transport:
         pass
 
 
-def response(request: bytes) -> bytes:
+def response(request: bytes, extensions: str = "") -> bytes:
     key = next(
         line.split(b":", 1)[1].strip()
         for line in request.split(b"\r\n")
@@ -50,7 +50,9 @@ def response(request: bytes) -> bytes:
     accept = base64.b64encode(hashlib.sha1(key + GUID.encode()).digest()).decode()
     return (
         "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-        f"Sec-WebSocket-Accept: {accept}\r\nSec-WebSocket-Protocol: {PROTOCOL}\r\n\r\n"
+        f"Sec-WebSocket-Accept: {accept}\r\nSec-WebSocket-Protocol: {PROTOCOL}\r\n"
+        + (f"Sec-WebSocket-Extensions: {extensions}\r\n" if extensions else "")
+        + "\r\n"
     ).encode()
 
 
@@ -103,15 +105,16 @@ def reference(stream: bytes, cuts: list[int]) -> tuple[list[Any], list[bytes]]:
 
 
 @settings(max_examples=120, deadline=None)
-@given(st.lists(FRAMES, max_size=12), st.lists(st.integers(0, 10**6), max_size=8))
+@given(st.lists(FRAMES, max_size=12), st.lists(st.integers(0, 10**6), max_size=8), st.booleans())
 def test_the_fast_read_is_websockets_read(
-    frames: list[tuple[Opcode, bytes, bool]], cuts: list[int]
+    frames: list[tuple[Opcode, bytes, bool]], cuts: list[int], offer_deflate: bool
 ) -> None:
+    """Whether or not the client offered permessage-deflate: the server declined it."""
     stream = serialized(frames)
     expected, expected_pongs = reference(stream, cuts)
 
     async def run() -> tuple[list[Any], list[bytes]]:
-        sock = LeanSocket(URL, PROTOCOL, deflate=False, max_size=2**20)
+        sock = LeanSocket(URL, PROTOCOL, deflate=offer_deflate, max_size=2**20)
         got: list[Any] = []
         sock.deliver = got.append
         transport = Transport()
@@ -128,3 +131,32 @@ def test_the_fast_read_is_websockets_read(
     assert len(written) == len(expected_pongs)
     for data, payload in zip(written, expected_pongs, strict=True):
         assert len(data) == 2 + 4 + len(payload)
+
+
+def test_frames_are_read_here_unless_the_server_agreed_to_compression() -> None:
+    """Offering permessage-deflate is not enough to hand reading to websockets: the server
+    chooses per subprotocol. Agreed, compressed frames are websockets' to inflate."""
+    from websockets.extensions.permessage_deflate import PerMessageDeflate
+
+    def opened(extensions: str) -> tuple[LeanSocket, Transport]:
+        sock = LeanSocket(URL, PROTOCOL, deflate=True, max_size=2**20)
+        transport = Transport()
+        sock.connection_made(transport)  # type: ignore[arg-type]
+        request = b"".join(transport.written)
+        sock.data_received(response(request, extensions))
+        return sock, transport
+
+    async def run() -> None:
+        declined, _ = opened("")
+        assert declined.ws.extensions == [] and declined._fast is not None
+
+        agreed, _ = opened("permessage-deflate; server_no_context_takeover")
+        assert agreed.ws.extensions and agreed._fast is None
+        got: list[Any] = []
+        agreed.deliver = got.append
+        deflate = PerMessageDeflate(False, True, 15, 15)  # the server's side of it
+        frame = Frame(Opcode.BINARY, b"hearts " * 50)
+        agreed.data_received(frame.serialize(mask=False, extensions=[deflate]))
+        assert got == [b"hearts " * 50]
+
+    asyncio.run(run())
