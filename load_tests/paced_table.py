@@ -6,8 +6,9 @@ runs on ``load_tests.lean_socket`` (a callback per message, no task per socket o
 and keeps only what a real client needs: it answers the server's pings, takes part in every
 hand's commit-reveal shuffle (a fresh secret per hand, committed on ``shuffle_commit``, revealed
 on ``commitments``) and verifies each hand's audit with ``protocol.verify``, as HeartsClient
-does; and it answers each ``your_turn`` after a human-like pause (``load_tests.think``) with a
-random legal choice.
+does (the checks that hold for every seat alike once per table and audit, ``Table.checked``;
+those against its own secret and commitments by each seat); and it answers each ``your_turn``
+after a human-like pause (``load_tests.think``) with a random legal choice.
 
 What it measures, into the process' ``PacedStats``: send → ok of every move, and for a play
 send → the moment the last socket of the table received that ``card_played``.
@@ -27,10 +28,11 @@ from urllib.parse import quote
 from load_tests.lean_socket import LeanSocket
 from load_tests.scenarios import Endpoint
 from load_tests.think import Thinking
+from protocol.audit import AuditFormatError, parse_audit, parse_own
 from protocol.client import CLIENT_MAX_FRAME, CommandError, guest
 from protocol.codec import JSON, MSGPACK, Codec
 from protocol.shuffle import deal_context, new_secret, seat_commitment
-from protocol.verify import verify_audit
+from protocol.verify import RecordCheck, check_own, check_record
 
 SETUP_TIMEOUT = 30.0  # one table's guests, sockets, seats and start
 # The commands measured send → ok, and the count each adds to.
@@ -223,7 +225,11 @@ class Seat:
         own = self._own.get(event["hand"])
         if not self.table.config.verify or own is None:
             return
-        problems = verify_audit(event["audit"], own)
+        checked = self.table.checked(event["audit"])
+        if isinstance(checked, str):
+            problems = [checked]
+        else:
+            problems = [*checked.problems, *check_own(checked, parse_own(own))]
         self.stats.counts["audits_verified" if not problems else "audits_failed"] += 1
         if problems:
             self.stats.errors[f"fair-deal audit failed: {problems[0]}"[:120]] += 1
@@ -275,6 +281,21 @@ class Table:
         self.room: str | None = None
         self.closing = False
         self._plays: dict[tuple[int, str], list[float]] = {}  # (seat, card) -> [wall, perf, seen]
+        self._checked: tuple[Any, RecordCheck | str] | None = None  # the last audit, checked
+
+    def checked(self, audit: Any) -> RecordCheck | str:
+        """The seat-independent checks of ``audit`` (a problem sentence if it is malformed),
+        made once for the table's four seats: each seat decoded its own copy of the frame, so
+        a copy that differs from the last one checked is checked anew."""
+        last = self._checked
+        if last is not None and last[0] == audit:
+            return last[1]
+        try:
+            result: RecordCheck | str = check_record(parse_audit(audit))
+        except AuditFormatError as exc:
+            result = f"malformed audit record: {exc}"
+        self._checked = (audit, result)
+        return result
 
     async def open(self) -> None:
         """Guests, sockets, seats, start: the table then plays by itself until ``close``."""

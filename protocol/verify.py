@@ -17,6 +17,7 @@ import argparse
 import json
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from protocol.audit import (
@@ -41,7 +42,7 @@ from protocol.shuffle import (
     server_commitment,
 )
 
-__all__ = ["main", "verify_audit", "verify_parsed"]
+__all__ = ["RecordCheck", "check_own", "check_record", "main", "verify_audit", "verify_parsed"]
 
 _TWO_CLUBS = parse_card("2C")
 
@@ -72,6 +73,23 @@ def verify_audit(audit: Mapping[str, Any], own: Mapping[str, Any] | None = None)
 
 def verify_parsed(audit: Audit, own: OwnRecord | None = None) -> list[str]:
     """:func:`verify_audit` on an already parsed record."""
+    checked = check_record(audit)
+    return [*checked.problems, *(check_own(checked, own) if own is not None else [])]
+
+
+@dataclass(frozen=True, slots=True)
+class RecordCheck:
+    """The checks of a record that hold for every seat alike (``check_record``), and what the
+    checks against one seat's own notes need of them (``check_own``)."""
+
+    audit: Audit
+    problems: tuple[str, ...]
+    derived: tuple[int, ...]  # each seat's cards, as the five secrets deal them
+    received_from: tuple[int | None, ...]  # the seat each seat's passed cards came from
+
+
+def check_record(audit: Audit) -> RecordCheck:
+    """Every check of :func:`verify_parsed` but those against one seat's own notes."""
     problems: list[str] = []
     ctx = deal_context(audit.game, audit.hand)
     secret_s = audit.server_secret
@@ -144,10 +162,12 @@ def verify_parsed(audit: Audit, own: OwnRecord | None = None) -> list[str]:
             held[target] |= passed[j]
             received_from[target] = j
     problems.extend(_check_tricks(audit, held, passed))
+    return RecordCheck(audit, tuple(problems), tuple(derived), tuple(received_from))
 
-    if own is not None:
-        problems.extend(_check_own(audit, own, derived, received_from))
-    return problems
+
+def check_own(checked: RecordCheck, own: OwnRecord) -> list[str]:
+    """The record against what one seat saw: its secret, its cards, the commitments shown."""
+    return _check_own(checked.audit, own, checked.derived, checked.received_from)
 
 
 def _deal_is_a_partition(audit: Audit) -> list[str]:
@@ -213,7 +233,7 @@ def _check_tricks(audit: Audit, held: list[int], passed: list[int]) -> list[str]
 
 
 def _check_own(
-    audit: Audit, own: OwnRecord, derived: list[int], received_from: Sequence[int | None]
+    audit: Audit, own: OwnRecord, derived: Sequence[int], received_from: Sequence[int | None]
 ) -> list[str]:
     problems = []
     j = own.seat

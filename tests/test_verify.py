@@ -39,7 +39,7 @@ from protocol.shuffle import (
     seat_commitment,
     secrets_for_seats,
 )
-from protocol.verify import main, verify_audit
+from protocol.verify import check_own, main, verify_audit
 
 VECTORS = Path(protocol.__file__).parent / "vectors" / "audit-v1.json"
 ROOT = Path(__file__).resolve().parent.parent
@@ -452,6 +452,32 @@ def test_own_record_catches_wrong_cards_and_commitments() -> None:
     )
     assert problems[3].startswith("you received ")
     assert len(problems) == 4
+
+
+def test_a_record_checked_once_serves_every_seat_own_checks() -> None:
+    """The load generator checks a table's audit once and each seat's own notes against that:
+    the same problems, in the same order, as each seat verifying the whole record."""
+    from load_tests.paced_table import PacedStats, Table, TableConfig
+    from load_tests.scenarios import Endpoint
+    from protocol.audit import parse_own
+
+    h = play_through(hand=2, kinds=("human", "human", "human", "absent-committed"))
+    tampered = copy.deepcopy(h.audit)
+    tampered["server_secret"] = fixed("not it").hex()
+    table = Table(
+        0, [Endpoint("http://127.0.0.1:1", "ws://127.0.0.1:1/ws")], TableConfig(), PacedStats()
+    )
+    for record in (h.audit, tampered, copy.deepcopy(h.audit)):
+        checked = table.checked(copy.deepcopy(record))  # each seat decodes its own copy
+        assert not isinstance(checked, str)
+        assert table.checked(copy.deepcopy(record)) is checked  # the other seats reuse it
+        for seat in range(4):
+            own = own_record(h, seat) if seat < 3 else {"seat": 3, "secret": h.secrets[3].hex()}  # type: ignore[union-attr]
+            assert [*checked.problems, *check_own(checked, parse_own(own))] == verify_audit(
+                record, own
+            )
+        assert bool(checked.problems) == (record is tampered)
+    assert table.checked({"version": 1}).startswith("malformed audit record: ")  # type: ignore[union-attr]
 
 
 def test_malformed_own_record_raises() -> None:
