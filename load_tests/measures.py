@@ -169,8 +169,11 @@ class LoopLag(TimerLag):
     """How late this process' event loop wakes up: the generator's own share of the latency."""
 
     def __init__(self, every: float = 0.05) -> None:
-        self.samples: list[float] = []
-        super().__init__(self.samples.append, every)
+        self.samples: list[float] = []  # the owner takes them by replacing the list
+        super().__init__(self._keep, every)
+
+    def _keep(self, seconds: float) -> None:
+        self.samples.append(seconds)  # the list now in place, not the one at start
 
 
 LOOP_LAG_METRIC = "hearts_event_loop_lag_seconds"

@@ -35,3 +35,20 @@ def test_the_report_reads_a_bound_from_two_cumulative_histograms() -> None:
     assert lag_bound(before, after, 0.99) == 0.01
     assert lag_bound(before, after, 1.0) == math.inf
     assert math.isnan(lag_bound(after, after, 0.99))  # no samples in between
+
+
+async def test_the_generators_sampler_keeps_filling_the_list_its_owner_put_in_place() -> None:
+    """A generator process sends its samples every half second by swapping in an empty list:
+    the samples after the swap go to the new list, not the one already sent."""
+    from load_tests.measures import LoopLag as KeptLag
+
+    lag = KeptLag(every=0.01)
+    lag.start()
+    await asyncio.sleep(0.05)
+    sent, lag.samples = lag.samples, []
+    kept = len(sent)
+    time.sleep(0.05)  # a stall after the swap
+    await asyncio.sleep(0.03)
+    lag.stop()
+    assert kept and len(sent) == kept  # the list sent is not written to again
+    assert lag.samples and max(lag.samples) >= 0.03  # the stall is in the new list
