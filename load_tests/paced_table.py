@@ -28,11 +28,11 @@ from urllib.parse import quote
 from load_tests.lean_socket import LeanSocket
 from load_tests.scenarios import Endpoint
 from load_tests.think import Thinking
-from protocol.audit import AuditFormatError, parse_audit, parse_own
+from protocol.audit import parse_own
 from protocol.client import CLIENT_MAX_FRAME, CommandError, guest
 from protocol.codec import JSON, MSGPACK, Codec
 from protocol.shuffle import deal_context, new_secret, seat_commitment
-from protocol.verify import RecordCheck, check_own, check_record
+from protocol.verify import RecordCheck, check_record, verify_checked
 
 SETUP_TIMEOUT = 30.0  # one table's guests, sockets, seats and start
 # The commands measured send → ok, and the count each adds to.
@@ -225,11 +225,7 @@ class Seat:
         own = self._own.get(event["hand"])
         if not self.table.config.verify or own is None:
             return
-        checked = self.table.checked(event["audit"])
-        if isinstance(checked, str):
-            problems = [checked]
-        else:
-            problems = [*checked.problems, *check_own(checked, parse_own(own))]
+        problems = verify_checked(self.table.checked(event["audit"]), parse_own(own))
         self.stats.counts["audits_verified" if not problems else "audits_failed"] += 1
         if problems:
             self.stats.errors[f"fair-deal audit failed: {problems[0]}"[:120]] += 1
@@ -281,19 +277,16 @@ class Table:
         self.room: str | None = None
         self.closing = False
         self._plays: dict[tuple[int, str], list[float]] = {}  # (seat, card) -> [wall, perf, seen]
-        self._checked: tuple[Any, RecordCheck | str] | None = None  # the last audit, checked
+        self._checked: tuple[Any, RecordCheck] | None = None  # the last audit, checked
 
-    def checked(self, audit: Any) -> RecordCheck | str:
-        """The seat-independent checks of ``audit`` (a problem sentence if it is malformed),
-        made once for the table's four seats: each seat decoded its own copy of the frame, so
-        a copy that differs from the last one checked is checked anew."""
+    def checked(self, audit: Any) -> RecordCheck:
+        """The seat-independent checks of ``audit``, made once for the table's four seats: each
+        seat decoded its own copy of the frame, so a copy that differs from the last one
+        checked is checked anew."""
         last = self._checked
         if last is not None and last[0] == audit:
             return last[1]
-        try:
-            result: RecordCheck | str = check_record(parse_audit(audit))
-        except AuditFormatError as exc:
-            result = f"malformed audit record: {exc}"
+        result = check_record(audit)
         self._checked = (audit, result)
         return result
 

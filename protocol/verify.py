@@ -42,7 +42,7 @@ from protocol.shuffle import (
     server_commitment,
 )
 
-__all__ = ["RecordCheck", "check_own", "check_record", "main", "verify_audit", "verify_parsed"]
+__all__ = ["RecordCheck", "check_record", "main", "verify_audit", "verify_checked", "verify_parsed"]
 
 _TWO_CLUBS = parse_card("2C")
 
@@ -64,31 +64,45 @@ def verify_audit(audit: Mapping[str, Any], own: Mapping[str, Any] | None = None)
     caller's error and raises :class:`protocol.audit.AuditFormatError` (a ValueError).
     """
     mine = None if own is None else parse_own(own)
-    try:
-        parsed = parse_audit(audit)
-    except AuditFormatError as exc:
-        return [f"malformed audit record: {exc}"]
-    return verify_parsed(parsed, mine)
+    return verify_checked(check_record(audit), mine)
 
 
 def verify_parsed(audit: Audit, own: OwnRecord | None = None) -> list[str]:
     """:func:`verify_audit` on an already parsed record."""
-    checked = check_record(audit)
-    return [*checked.problems, *(check_own(checked, own) if own is not None else [])]
+    return verify_checked(_check_parsed(audit), own)
 
 
 @dataclass(frozen=True, slots=True)
 class RecordCheck:
     """The checks of a record that hold for every seat alike (``check_record``), and what the
-    checks against one seat's own notes need of them (``check_own``)."""
+    checks against one seat's own notes need of them (``verify_checked``)."""
 
-    audit: Audit
+    audit: Audit | None  # None: the record is malformed (its one problem says how)
     problems: tuple[str, ...]
     derived: tuple[int, ...]  # each seat's cards, as the five secrets deal them
     received_from: tuple[int | None, ...]  # the seat each seat's passed cards came from
 
 
-def check_record(audit: Audit) -> RecordCheck:
+def check_record(audit: Mapping[str, Any]) -> RecordCheck:
+    """Every check of :func:`verify_audit` but those against one seat's own notes: one program
+    checking a record for several seats runs these once, then ``verify_checked`` per seat."""
+    try:
+        parsed = parse_audit(audit)
+    except AuditFormatError as exc:
+        return RecordCheck(None, (f"malformed audit record: {exc}",), (), ())
+    return _check_parsed(parsed)
+
+
+def verify_checked(checked: RecordCheck, own: OwnRecord | None = None) -> list[str]:
+    """:func:`verify_audit`'s problems from a record's ``check_record``: those, then the record
+    against what one seat saw (its secret, its cards, the commitments it was shown)."""
+    if checked.audit is None or own is None:
+        return list(checked.problems)
+    own_problems = _check_own(checked.audit, own, checked.derived, checked.received_from)
+    return [*checked.problems, *own_problems]
+
+
+def _check_parsed(audit: Audit) -> RecordCheck:
     """Every check of :func:`verify_parsed` but those against one seat's own notes."""
     problems: list[str] = []
     ctx = deal_context(audit.game, audit.hand)
@@ -163,11 +177,6 @@ def check_record(audit: Audit) -> RecordCheck:
             received_from[target] = j
     problems.extend(_check_tricks(audit, held, passed))
     return RecordCheck(audit, tuple(problems), tuple(derived), tuple(received_from))
-
-
-def check_own(checked: RecordCheck, own: OwnRecord) -> list[str]:
-    """The record against what one seat saw: its secret, its cards, the commitments shown."""
-    return _check_own(checked.audit, own, checked.derived, checked.received_from)
 
 
 def _deal_is_a_partition(audit: Audit) -> list[str]:
