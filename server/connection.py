@@ -17,6 +17,7 @@ from protocol.codec import MAX_FRAME_BYTES, PROTOCOL_VERSION, Codec
 from protocol.errors import ERRORS, ProtocolError, error_frame
 from protocol.messages import Command, command_id, parse_command
 from server import metrics
+from server.commit_frames import CommitFrames
 from server.identity import Identity
 from server.ports import NodeServices
 from server.room.machine import (
@@ -40,7 +41,7 @@ from server.room.machine import (
 )
 from server.room.machine import Command as RoomCommand
 from server.room.state import OptionError, RoomState, parse_options
-from server.room.views import event_message, room_view, visible
+from server.room.views import room_view, visible
 from server.rooms import decode_event
 from server.store import StoreError
 from server.ws_protocol import RoundTrip
@@ -52,10 +53,6 @@ RATE_PER_SECOND = 50.0
 RATE_BURST = 200.0  # a fast scripted client stays under it; a flood does not
 POLICY_VIOLATION = 1008
 MESSAGE_TOO_BIG = 1009
-
-
-Frames = dict[str, bytes | str]
-"""One event's encodings on this node, by subprotocol name."""
 
 
 class Closing(Exception):
@@ -124,37 +121,42 @@ class Connection:
         if len(pending) == 1:
             self.wake()
 
-    def deliver(
-        self, room: str, first_seq: int, events: Sequence[Event], frames: Sequence[Frames]
-    ) -> None:
-        """Events ``first_seq``… of the room's stream; held back while a view is being prepared.
+    def send_frames(self, frames: Sequence[bytes | str]) -> None:
+        """``send_frame`` for each of ``frames``."""
+        pending = self.pending
+        if self.closed or len(pending) + len(frames) > OUTBOX_LIMIT:
+            for frame in frames:
+                self.send_frame(frame)
+            return
+        pending.extend(frames)
+        if len(pending) == len(frames) and frames:
+            self.wake()
 
-        ``frames`` has one dict per event, shared by every socket the events go to on this
-        node: each subprotocol's encoding of an event is made once, by the first socket that
-        needs it. One call per socket per commit, not per event: a card is four or five events.
-        """
-        if room != self.room:
+    def deliver(self, out: CommitFrames) -> None:
+        """Events ``out.first_seq``… of the room's stream; held back while a view is being
+        prepared. One call per socket per commit, not per event: a card is three or four."""
+        if out.room != self.room:
             return
         if self._held is not None:
-            self._held.extend((first_seq + k, e) for k, e in enumerate(events))
+            self._held.extend((out.first_seq + k, e) for k, e in enumerate(out.events))
             return
-        self._deliver(room, first_seq, events, frames)
+        self._deliver(out)
 
-    def _deliver(
-        self, room: str, first_seq: int, events: Sequence[Event], frames: Sequence[Frames]
-    ) -> None:
-        name = self.codec.name
-        for k, event in enumerate(events):
+    def _deliver(self, out: CommitFrames) -> None:
+        first_seq = out.first_seq
+        if first_seq == self.last_seq + 1 and self.seat not in out.replaced:
+            # The common case: next in order, the seat unchanged by them. The frames are the
+            # ones every socket of this seat and subprotocol gets.
+            self.last_seq = first_seq + len(out.events) - 1
+            self.send_frames(out.frames_for(self.codec, self.seat))
+            return
+        for k, event in enumerate(out.events):
             seq = first_seq + k
             if seq <= self.last_seq:
                 continue
             self.last_seq = seq
             if visible(event.audience, self.seat):
-                encoded = frames[k]
-                frame = encoded.get(name)
-                if frame is None:
-                    frame = encoded[name] = self.codec.encode(event_message(room, seq, event))
-                self.send_frame(frame)
+                self.send_frame(out.frame(k, self.codec))
             if event.type == "replaced" and event.data.get("seat") == self.seat:
                 self.seat = None  # the seat went to a bot: this connection watches from now on
 
@@ -169,7 +171,7 @@ class Connection:
     def release(self) -> None:
         held, self._held = self._held or [], None
         for seq, event in held:
-            self._deliver(self.room or "", seq, (event,), ({},))
+            self._deliver(CommitFrames(self.room or "", seq, (event,)))
 
     # -- incoming --------------------------------------------------------------------------
 
@@ -344,7 +346,7 @@ class Connection:
                 reply["resumed"] = True
                 reply["missed"] = len(missed)
                 for stored in missed:
-                    self._deliver(room, stored.seq, (decode_event(stored.data),), ({},))
+                    self._deliver(CommitFrames(room, stored.seq, (decode_event(stored.data),)))
             else:
                 self.last_seq = state.seq
                 reply["view"] = await self._view(state)

@@ -11,6 +11,7 @@ from typing import Protocol
 
 from server import metrics
 from server.actors import Actors
+from server.commit_frames import CommitFrames
 from server.identity import Identity
 from server.room.machine import Event
 from server.rooms import decode_event
@@ -33,13 +34,7 @@ class Watcher(Protocol):
         """Still getting its view: it has no starting point yet (``Connection.hold``)."""
         ...
 
-    def deliver(
-        self,
-        room: str,
-        first_seq: int,
-        events: Sequence[Event],
-        frames: Sequence[dict[str, bytes | str]],
-    ) -> None: ...
+    def deliver(self, out: CommitFrames) -> None: ...
 
 
 class Hub:
@@ -204,6 +199,6 @@ def _started(conn: Watcher) -> bool:
 
 
 def _fan_out(conns: set[Watcher], room: str, first_seq: int, events: Sequence[Event]) -> None:
-    frames: list[dict[str, bytes | str]] = [{} for _ in events]  # each encoded once per codec
+    out = CommitFrames(room, first_seq, events)  # each event encoded once per codec and seat
     for conn in conns:
-        conn.deliver(room, first_seq, events, frames)
+        conn.deliver(out)

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 
 import pytest
 
 from server.actors import Actors
+from server.commit_frames import CommitFrames
 from server.hub import Hub
 from server.identity import Identity
 from server.room.machine import ALL, Event
@@ -29,14 +30,8 @@ class Socket:
         self.last_seq = 0  # as a connection: from its view, then what it was given
         self.entering = False
 
-    def deliver(
-        self,
-        room: str,
-        first_seq: int,
-        events: Sequence[Event],
-        frames: Sequence[dict[str, bytes | str]],
-    ) -> None:
-        for seq in range(first_seq, first_seq + len(events)):
+    def deliver(self, out: CommitFrames) -> None:
+        for seq in range(out.first_seq, out.first_seq + len(out.events)):
             if seq > self.last_seq:  # as a connection drops what its view already holds
                 self.seen.append(seq)
                 self.last_seq = seq
