@@ -27,7 +27,7 @@ from server.store import (
     Subscriber,
     open_store,
 )
-from server.store.redis_keys import SHARDS, shard_of
+from server.store.redis_keys import SHARDS, RoomKeys, shard_of
 from server.store.redis_store import RedisRoomStore
 
 if TYPE_CHECKING:
@@ -519,6 +519,22 @@ async def test_redis_keys_of_a_room_share_its_deadline_shards_slot(
     slots = {key_slot(k) for k in keys} | {key_slot(redis_store.channel("r1").encode())}
     assert len(slots) == 1
     await redis_store.close()
+
+
+def test_a_rooms_cached_commit_keys_are_its_key_names() -> None:
+    keys = RoomKeys(PREFIX)
+    names = keys.commit_keys("r1")
+    assert names == (
+        shard_of("r1"),
+        keys.room("r1", "state"),
+        keys.room("r1", "log"),
+        keys.deadlines(shard_of("r1")),
+        keys.room("r1", "archive:-"),
+        keys.room("r1", "nodes"),
+        keys.channel("r1"),
+    )
+    assert keys.commit_keys("r1") is names
+    assert RoomKeys("other").commit_keys("r1").state == RoomKeys("other").room("r1", "state")
 
 
 def test_rooms_spread_over_every_shard() -> None:

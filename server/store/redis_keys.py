@@ -10,13 +10,28 @@ primaries than that would leave some without rooms.
 
 from __future__ import annotations
 
+import functools
 import zlib
+from typing import NamedTuple
 
 SHARDS = 64
+KEYS_CACHED = 65536  # rooms whose commit keys a store keeps made (a node serves fewer)
 
 
 def shard_of(room_id: str) -> int:
     return zlib.crc32(room_id.encode()) % SHARDS
+
+
+class CommitKeys(NamedTuple):
+    """What every commit of one room names: its shard, its keys and its channel."""
+
+    shard: int
+    state: str
+    log: str
+    deadlines: str
+    no_archive: str  # the archive key of a commit that archives nothing (never written)
+    nodes: str
+    channel: str
 
 
 class RoomKeys:
@@ -24,6 +39,8 @@ class RoomKeys:
 
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix
+        # Made once per room, not on every card: the names are a CRC and five formats.
+        self.commit_keys = functools.lru_cache(maxsize=KEYS_CACHED)(self._commit_keys)
         self.nodes = f"{prefix}:{{nodes}}:"  # node presence keys: the reap script's one slot
         self.heartbeat = f"{prefix}:heartbeat"  # single-key operations only
         self.outage = f"{prefix}:outage"
@@ -40,6 +57,18 @@ class RoomKeys:
     def channel(self, room_id: str) -> str:
         """The sharded pub/sub channel of the room's commits (in its slot)."""
         return self.room(room_id, "events")
+
+    def _commit_keys(self, room_id: str) -> CommitKeys:
+        shard = shard_of(room_id)
+        return CommitKeys(
+            shard,
+            self.room(room_id, "state"),
+            self.room(room_id, "log"),
+            self.deadlines(shard),
+            self.room(room_id, "archive:-"),
+            self.room(room_id, "nodes"),
+            self.channel(room_id),
+        )
 
     def lease(self, name: str) -> str:
         return f"{self.prefix}:lease:{name}"

@@ -203,6 +203,7 @@ class RedisRoomStore(RoomStore):
         reports the earlier success instead of a conflict."""
         check_events(events)
         check_deadline(deadline)
+        names = self.keys.commit_keys(room_id)
         payload = msgpack.packb([[e.seq, e.data] for e in events]) if events else b""
         records = archive.records if archive is not None else {}
         args: list[bytes | str | int] = [
@@ -210,7 +211,7 @@ class RedisRoomStore(RoomStore):
             state,
             "" if deadline is None else repr(float(deadline)),
             room_id,
-            self.channel(room_id),
+            names.channel,
             self.max_log,
             payload,
             nonce,
@@ -225,11 +226,11 @@ class RedisRoomStore(RoomStore):
             args.append(event.seq)
             args.append(event.data)
         keys = [
-            self._room_key(room_id, "state"),
-            self._room_key(room_id, "log"),
-            self.keys.deadlines(shard_of(room_id)),
-            self._archive_key(room_id, archive.name if archive is not None else "-"),
-            self._room_key(room_id, "nodes"),
+            names.state,
+            names.log,
+            names.deadlines,
+            names.no_archive if archive is None else self._archive_key(room_id, archive.name),
+            names.nodes,
         ]
         try:
             with store_errors():
@@ -242,7 +243,7 @@ class RedisRoomStore(RoomStore):
                 raise ValueError(str(exc)) from exc
             raise
         if applied:
-            self._deadlines.noted(shard_of(room_id), deadline)
+            self._deadlines.noted(names.shard, deadline)
         return bool(applied)
 
     async def _commit_and_wait(self, keys: list[str], args: list[bytes | str | int]) -> object:
