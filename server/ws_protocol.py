@@ -30,6 +30,7 @@ Everything else is uvicorn's.
 from __future__ import annotations
 
 import logging
+import secrets
 import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -48,6 +49,7 @@ DIRECT = "hearts.websocket.direct_send"
 ROUND_TRIP = "hearts.websocket.round_trip"
 FIRST_PING = 2.0  # seconds after the handshake
 TEXT, BINARY = 0x81, 0x82  # FIN and the opcode: the first byte of an unfragmented frame
+PING_HEADER = bytes((0x89, 4))  # FIN, ping; an unmasked four-byte payload
 CLOSE_TIMEOUT = 10.0  # seconds a closing socket waits for the peer's close frame
 # Read here once detached: data frames and pongs (server.ws_frames).
 CLIENT_FRAMES = frozenset((ws_frames.TEXT, ws_frames.BINARY, ws_frames.PONG))
@@ -289,6 +291,28 @@ class BatchingWebSocketProtocol(WebSocketsSansIOProtocol):
         if self.ping_interval is not None and self.ping_interval > 0:
             delay = min(FIRST_PING, self.ping_interval)
             self.ping_timer = self.loop.call_later(delay, self.send_keepalive_ping)
+
+    def send_keepalive_ping(self) -> None:
+        """uvicorn's ping, framed here on a socket that reads its own frames: websockets'
+        general path (a frame object, its checks and serialization) was most of a ping's
+        cost, and a node sends one per socket every ``ping_interval``."""
+        if self._fast is None or self.conn.state is not OPEN:
+            super().send_keepalive_ping()
+            return
+        self.ping_timer = None
+        if self.close_sent or self.transport.is_closing():
+            return
+        # A random payload, as uvicorn's: ``handle_pong`` ignores a pong that does not match.
+        payload = self.pending_ping_payload = secrets.token_bytes(4)
+        self.ping_sent_at = self.loop.time()
+        queued = self.conn.data_to_send()  # anything websockets has queued goes first
+        queued.append(PING_HEADER)
+        queued.append(payload)
+        self.transport.write(b"".join(queued))
+        if self.ping_timeout is not None:
+            self.pong_timer = self.loop.call_later(self.ping_timeout, self.keepalive_timeout)
+        else:
+            self.schedule_ping()
 
     def handle_pong(self, event: Any) -> None:
         super().handle_pong(event)

@@ -27,17 +27,19 @@ class Watching(LeanSocket):
     """A raw client that notes when pings come (websockets' protocol still answers them)."""
 
     pings: list[float]
+    payloads: list[bytes]
 
     def _frame(self, frame: Frame) -> None:
         if frame.opcode is Opcode.PING:
             self.pings.append(time.monotonic())
+            self.payloads.append(bytes(frame.data))
         super()._frame(frame)
 
 
 async def test_the_first_ping_comes_within_seconds_and_messages_hold_no_ping(
     server: ServerProcess,
 ) -> None:
-    Watching.pings = []
+    Watching.pings, Watching.payloads = [], []
     messages: list[bytes | str] = []
     opened = time.monotonic()
     sock = await Watching.open(
@@ -51,6 +53,9 @@ async def test_the_first_ping_comes_within_seconds_and_messages_hold_no_ping(
             await asyncio.sleep(0.1)
         assert Watching.pings, "no WebSocket ping within 6 s of the handshake"
         assert Watching.pings[0] - opened < 4.0
+        # The server frames it itself on a socket that reads its own frames: a final ping
+        # with the four-byte payload its pong must echo.
+        assert len(Watching.payloads[0]) == 4
         sock.send('{"type": "ping", "id": 1}')  # the client's own clock probe still works
         for _ in range(50):
             if messages:
