@@ -93,6 +93,12 @@ class RedisProbe:
         self.own_reads += reads
         self.own_per_command[command] += calls
 
+    def forks(self) -> int:
+        """How many times Redis has forked (an AOF rewrite or a snapshot) since it started."""
+        info = self.client.info("stats")
+        self._own("info")
+        return int(info["total_forks"])
+
     def snapshot(self) -> RedisSnapshot:
         info = self.client.info("all")
         self._own("info")

@@ -63,10 +63,14 @@ from load_tests.paced_report import (
     ramp_line,
 )
 from load_tests.paced_table import TableConfig
-from load_tests.paced_worker import Collector, WorkerSpec, worker_main
+from load_tests.paced_worker import REPORT_EVERY, Collector, WorkerSpec, worker_main
 from load_tests.scenarios import Endpoint
 
 IDLE_WINDOW = 2.0  # seconds with nothing seated: the nodes' and Redis' background rates
+# After a window: the players play on this long, so a move sent at its end is answered and
+# reported (every REPORT_EVERY s) by a generator still playing, not one closing its sockets.
+DRAIN = 2 * REPORT_EVERY + 0.5
+FORK_CHECK_EVERY = 0.25  # s between looks at Redis's fork count
 
 
 @dataclass
@@ -95,6 +99,9 @@ class PacedRun:
         self.state_keys = 0
         self.scans = 0
         self.next_scan = 0.0
+        self.forks_seen: int | None = None
+        self.fork_times: list[float] = []  # when Redis forked (seen within FORK_CHECK_EVERY)
+        self.next_fork_check = 0.0
         self.windows: list[Window] = []
         self.t0 = 0.0
         self.grown = 0
@@ -166,6 +173,8 @@ class PacedRun:
                 self.got.take(self.results.get(timeout=min(0.2, left)))
             if self.probe is not None and time.time() >= self.next_scan and self.t0 > 0:
                 self.scan_states()
+            if self.probe is not None and time.time() >= self.next_fork_check:
+                self.check_forks()
 
     def pump_until(self, done: Any, deadline: float, what: str | None) -> bool:
         while not done():
@@ -177,6 +186,15 @@ class PacedRun:
             if any(not p.is_alive() for p in self.procs) and what is not None:
                 raise RuntimeError("a generator process died")
         return True
+
+    def check_forks(self) -> None:
+        """Note when Redis forks (an AOF rewrite): the plot marks it, the report counts it."""
+        assert self.probe is not None
+        forks = self.probe.forks()
+        if self.forks_seen is not None and forks > self.forks_seen:
+            self.fork_times.append(time.time())
+        self.forks_seen = forks
+        self.next_fork_check = time.time() + FORK_CHECK_EVERY
 
     def scan_states(self) -> None:
         assert self.probe is not None
@@ -271,8 +289,9 @@ class PacedRun:
                 seated = self.seat(args.tables, deadline)
                 if seated and time.time() < deadline:
                     window = self.open_window("steady", args.tables)
-                    self.pump(deadline - time.time())
+                    self.pump(deadline - DRAIN - time.time())
                     self.close_window(window)
+                    self.pump(DRAIN)
         except Stopped:
             interrupted = True
             print("interrupted: stopping the generators; the report is of the run so far",
@@ -295,6 +314,7 @@ class PacedRun:
             plot(
                 Path(args.plot), self.t0, self.got.ok, self.got.last_seat, self.got.timeline,
                 self.windows if args.ramp else [], textwrap.fill(lines[0], 130),
+                self.fork_times,
             )  # fmt: skip
         if interrupted:
             return 130
@@ -308,8 +328,9 @@ class PacedRun:
             if not seated or deadline - time.time() < args.ramp_hold / 2:
                 return  # out of time: this step cannot be judged
             window = self.open_window(f"ramp {level}", level)
-            self.pump(min(args.ramp_hold, deadline - time.time()))
+            self.pump(min(args.ramp_hold, deadline - DRAIN - time.time()))
             self.close_window(window)
+            self.pump(DRAIN)  # the window's last moves answered (the next step grows after)
             got = self.got
             window.fill(got.ok, got.last_seat, got.cards, got.lag_batches)  # enough to judge
             print(ramp_line(window), file=sys.stderr, flush=True)
@@ -378,6 +399,14 @@ class PacedRun:
             )
         else:
             say("state_bytes_max: not measured  (pass --redis-url)")
+        if self.probe is not None:
+            inside = [t for t in self.fork_times if head is not None and head.start <= t < head.end]
+            say(
+                f"redis_forks: {len(inside)} in the window, {len(self.fork_times)} in the run  "
+                "(AOF rewrites; at "
+                + (", ".join(f"+{t - self.t0:.0f}" for t in self.fork_times) or "none")
+                + " s; the plot marks them)"
+            )
         if head is not None and self.target.node_pids and head.sockets:
             per_socket = (head.rss_kib - rss_before) / head.sockets
             say(

@@ -10,6 +10,7 @@ with the load and which dominate tiny runs).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -165,8 +166,10 @@ def plot(
     tables: list[tuple[float, int]],
     windows: list[Window],
     title: str,
+    forks: Sequence[float] = (),
 ) -> None:
-    """Per-second p50/p99 of both latencies (log scale) and the tables seated, as a PNG."""
+    """Per-second p50/p99 of both latencies (log scale) and the tables seated, as a PNG;
+    Redis's forks (AOF rewrites) as orange lines."""
     import matplotlib
 
     matplotlib.use("Agg")  # no display; imported here so the generator starts without it
@@ -191,6 +194,9 @@ def plot(
     ax.set_ylabel("latency, ms (per second of sends)")
     for window in windows:
         ax.axvline(window.start - t0, color="grey", lw=0.5)
+    for k, at in enumerate(forks):
+        fork_label = "Redis forks (AOF rewrite)" if k == 0 else None
+        ax.axvline(at - t0, color="tab:orange", lw=0.8, ls="--", label=fork_label)
     tables = [(at, n) for at, n in tables if at >= t0]
     if tables:
         seated = ax.twinx()
