@@ -122,13 +122,15 @@ class Cluster:
         if binary is None:
             raise SystemExit("redis-server not found: apt-get install redis-server, or use --url")
         self.redis_port = free_port()
-        # The production persistence (deploy/redis.conf): the AOF's write per command is part
-        # of what a move costs. No snapshots: nothing here outlives the run.
+        # The production persistence (deploy/redis.conf: AOF everysec, rewritten from 512mb):
+        # the AOF's write per command is part of what a move costs. No snapshots: nothing here
+        # outlives the run.
         self.redis_proc = self._spawn(
             "redis",
             [binary, "--port", str(self.redis_port), "--bind", "127.0.0.1",
              "--dir", str(self.workdir), "--save", "", "--appendonly", "yes",
-             "--appendfsync", "everysec", "--maxmemory-policy", "noeviction"],
+             "--appendfsync", "everysec", "--maxmemory-policy", "noeviction",
+             "--auto-aof-rewrite-min-size", "512mb"],
         )  # fmt: skip
         client = redis.Redis(port=self.redis_port, socket_connect_timeout=0.5)
         try:
