@@ -130,7 +130,10 @@ class Cluster:
             [binary, "--port", str(self.redis_port), "--bind", "127.0.0.1",
              "--dir", str(self.workdir), "--save", "", "--appendonly", "yes",
              "--appendfsync", "everysec", "--maxmemory-policy", "noeviction",
-             "--auto-aof-rewrite-min-size", "512mb"],
+             "--auto-aof-rewrite-min-size", "512mb",
+             # Redis notes its own stalls (a fork, an AOF write or fsync, a slow command) of
+             # this many ms and more: the paced report prints them.
+             "--latency-monitor-threshold", "20"],
         )  # fmt: skip
         client = redis.Redis(port=self.redis_port, socket_connect_timeout=0.5)
         try:

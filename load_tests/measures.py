@@ -155,6 +155,16 @@ class RedisProbe:
             if cursor == 0:
                 return keys, largest
 
+    def latency_events(self) -> list[tuple[str, int, int]]:
+        """Redis's own latency monitor (``LATENCY LATEST``): each kind of stall it noted (a
+        fork, an AOF write or fsync, a slow command), its latest and its worst, in ms."""
+        rows = self.client.latency_latest()
+        self._own("latency|latest")
+        return [
+            (r[0].decode() if isinstance(r[0], bytes) else str(r[0]), int(r[2]), int(r[3]))
+            for r in rows
+        ]
+
     def redis_pid(self) -> int:
         self._own("info")
         return int(self.client.info("server")["process_id"])

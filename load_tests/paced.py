@@ -102,6 +102,7 @@ class PacedRun:
         self.forks_seen: int | None = None
         self.fork_times: list[float] = []  # when Redis forked (seen within FORK_CHECK_EVERY)
         self.next_fork_check = 0.0
+        self.redis_stalls: list[tuple[str, int, int]] | None = None  # LATENCY LATEST, at the end
         self.windows: list[Window] = []
         self.t0 = 0.0
         self.grown = 0
@@ -305,6 +306,8 @@ class PacedRun:
         if self.probe is not None:
             with contextlib.suppress(Exception):
                 self.scan_states()  # at the end: every room of the run is still in the store
+            with contextlib.suppress(Exception):
+                self.redis_stalls = self.probe.latency_events()
             self.probe.close()
         for window in self.windows:
             self.finish_window(window)
@@ -406,6 +409,12 @@ class PacedRun:
                 "(AOF rewrites; at "
                 + (", ".join(f"+{t - self.t0:.0f}" for t in self.fork_times) or "none")
                 + " s; the plot marks them)"
+            )
+        if self.redis_stalls is not None:
+            stalls = ", ".join(f"{e} max {worst} ms" for e, _, worst in self.redis_stalls)
+            say(
+                f"redis_stalls: {stalls or 'none'}  (Redis's latency monitor over the run: "
+                "its own stalls of 20 ms and more, where it was started here)"
             )
         if head is not None and self.target.node_pids and head.sockets:
             per_socket = (head.rss_kib - rss_before) / head.sockets
