@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import msgpack
 import pytest
 
 from protocol.cards import cards_in, mask_of_names, names_of
@@ -25,7 +26,7 @@ from server.room.machine import (
     next_deadline,
     step,
 )
-from server.room.state import Clocks, RoomState
+from server.room.state import STORED_FIELDS, Clocks, RoomState
 from server.room.views import room_view, visible
 from server.rules import Phase, Rules
 
@@ -127,6 +128,19 @@ def test_state_round_trips_through_bytes() -> None:
     again = RoomState.from_bytes(d.state.to_bytes())
     assert again.to_bytes() == d.state.to_bytes()
     assert again.game == d.state.game
+    assert again == d.state
+
+
+def test_a_state_stored_as_a_map_still_loads() -> None:
+    """Rooms stored before the state went positional are a map of the same field names."""
+    d = seated_game(humans=2)
+    d.run_deadlines()
+    stored = msgpack.unpackb(d.state.to_bytes(), raw=False)
+    assert isinstance(stored, list) and len(stored) == len(STORED_FIELDS)
+    as_map = msgpack.packb(dict(zip(STORED_FIELDS, stored, strict=True)), use_bin_type=True)
+    again = RoomState.from_bytes(as_map)
+    assert again == d.state
+    assert again.to_bytes() == d.state.to_bytes()
 
 
 # -- clocks --------------------------------------------------------------------------------
