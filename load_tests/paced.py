@@ -403,7 +403,8 @@ class PacedRun:
         else:
             say("state_bytes_max: not measured  (pass --redis-url)")
         if self.probe is not None:
-            inside = [t for t in self.fork_times if head is not None and head.start <= t < head.end]
+            start, end = (head.start, head.end) if head is not None else (0.0, 0.0)
+            inside = [t for t in self.fork_times if start <= t < end]
             say(
                 f"redis_forks: {len(inside)} in the window, {len(self.fork_times)} in the run  "
                 "(AOF rewrites; at "

@@ -137,7 +137,10 @@ def test_a_state_stored_as_a_map_still_loads() -> None:
     d.run_deadlines()
     stored = msgpack.unpackb(d.state.to_bytes(), raw=False)
     assert isinstance(stored, list) and len(stored) == len(STORED_FIELDS)
-    as_map = msgpack.packb(dict(zip(STORED_FIELDS, stored, strict=True)), use_bin_type=True)
+    stored_as = dict(zip(STORED_FIELDS, stored, strict=True))
+    for name in ("id", "kind", "status", "seq", "next_hand_at", "rating_due", "outage_seen"):
+        assert stored_as[name] == getattr(d.state, name)  # each value under its own name
+    as_map = msgpack.packb(stored_as, use_bin_type=True)
     again = RoomState.from_bytes(as_map)
     assert again == d.state
     assert again.to_bytes() == d.state.to_bytes()
