@@ -16,7 +16,7 @@ from server.bots.levels import BOT_LEVELS, DEFAULT_LEVEL
 from server.ratings import display_rating
 from server.ratings.anchors import anchor_rating
 from server.room.bot_names import bot_name
-from server.room.machine import SeatPlayers
+from server.room.commands import SeatPlayers
 from server.room.state import Clocks, TableOptions
 from server.rooms import RoomService
 from server.rules import Rules

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from protocol.codec import Codec
-from server.room.machine import Event
+from server.room.commands import Event
 from server.room.views import event_message, visible
 
 

@@ -20,7 +20,7 @@ from server import metrics
 from server.commit_frames import CommitFrames
 from server.identity import Identity
 from server.ports import NodeServices
-from server.room.machine import (
+from server.room.commands import (
     Boot,
     CallRevoke,
     ChooseMoon,
@@ -39,7 +39,7 @@ from server.room.machine import (
     RoomError,
     Start,
 )
-from server.room.machine import Command as RoomCommand
+from server.room.commands import Command as RoomCommand
 from server.room.state import OptionError, RoomState, parse_options
 from server.room.views import room_view, visible
 from server.rooms import decode_event

@@ -13,7 +13,7 @@ from server import metrics
 from server.actors import Actors
 from server.commit_frames import CommitFrames
 from server.identity import Identity
-from server.room.machine import Event
+from server.room.commands import Event
 from server.rooms import decode_event
 from server.store import RoomStore, StoreError, Subscriber
 

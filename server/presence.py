@@ -13,7 +13,7 @@ import contextlib
 import logging
 
 from server.hub import Hub
-from server.room.machine import Connect, DropNode, RoomError
+from server.room.commands import Connect, DropNode, RoomError
 from server.rooms import RoomService
 
 log = logging.getLogger(__name__)

@@ -22,20 +22,10 @@ from protocol.errors import ERRORS
 from server import metrics
 from server.actors import Actor, Actors
 from server.bot_pool import BotPool, random_move
+from server.room.clocks import deciding_seats, next_deadline
+from server.room.commands import BotAct, Command, Event, RatingsPosted, RoomError, ShiftClocks, Tick
 from server.room.game_view import game_view
-from server.room.machine import (
-    BotAct,
-    Command,
-    Event,
-    RatingsPosted,
-    RoomError,
-    ShiftClocks,
-    Tick,
-    deciding_seats,
-    new_room,
-    next_deadline,
-    step,
-)
+from server.room.machine import new_room, step
 from server.room.state import RoomState, TableOptions
 from server.store import Archive, RoomStore, StoredEvent, StoreUnavailable
 
@@ -182,9 +172,7 @@ class RoomService:
                     return new, events
             raise RoomError("busy", "The room is busy; try again.")
 
-    async def _commit(
-        self, actor: Actor, new: RoomState, events: list[Event], data: bytes
-    ) -> bool:
+    async def _commit(self, actor: Actor, new: RoomState, events: list[Event], data: bytes) -> bool:
         """Compare-and-set from the actor's version; on success the actor holds ``new``."""
         assert actor.state is not None
         first = actor.state.seq + 1

@@ -6,19 +6,10 @@ import random
 
 from protocol.cards import cards_in, mask_of_names
 from protocol.shuffle import deal_context, seat_commitment
+from server.room.clocks import deciding_seats, next_deadline
+from server.room.commands import BotAct, Command, CommitSecret, Event, RevealSecret, Tick
 from server.room.game_view import game_view
-from server.room.machine import (
-    BotAct,
-    Command,
-    CommitSecret,
-    Event,
-    RevealSecret,
-    Tick,
-    deciding_seats,
-    new_room,
-    next_deadline,
-    step,
-)
+from server.room.machine import new_room, step
 from server.room.state import Clocks, RoomState, TableOptions
 from server.rules import Phase, Rules
 
@@ -117,7 +108,7 @@ class Driver:
             self.do(Tick())
 
     def human_play_lowest(self, player: str) -> None:
-        from server.room.machine import PassCards, PlayCard
+        from server.room.commands import PassCards, PlayCard
 
         i = self.state.seat_of(player)
         view = game_view(self.state.game, i)

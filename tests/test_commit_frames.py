@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from protocol.codec import JSON, MSGPACK, Codec
 from server.commit_frames import CommitFrames
 from server.connection import Connection
-from server.room.machine import ALL, Event
+from server.room.commands import ALL, Event
 from server.room.views import event_message, visible
 
 ROOM = "r1"

@@ -15,7 +15,7 @@ from server.actors import Actors
 from server.commit_frames import CommitFrames
 from server.hub import Hub
 from server.identity import Identity
-from server.room.machine import ALL, Event
+from server.room.commands import ALL, Event
 from server.rooms import encode_event
 from server.store import MemoryRoomStore, StoredEvent
 from server.store.redis_store import RedisRoomStore

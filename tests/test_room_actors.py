@@ -11,8 +11,7 @@ from protocol.cards import cards_in, mask_of_names
 from protocol.shuffle import deal_context, seat_commitment
 from server.actors import Actors
 from server.bot_pool import BotPool
-from server.room.game_view import game_view
-from server.room.machine import (
+from server.room.commands import (
     CommitSecret,
     Connect,
     Join,
@@ -22,6 +21,7 @@ from server.room.machine import (
     RoomError,
     Start,
 )
+from server.room.game_view import game_view
 from server.room.state import Clocks, TableOptions
 from server.rooms import RoomService
 from server.rules import Rules

@@ -8,7 +8,8 @@ import msgpack
 import pytest
 
 from protocol.cards import cards_in, mask_of_names, names_of
-from server.room.machine import (
+from server.room.clocks import deciding_seats, next_deadline
+from server.room.commands import (
     ALL,
     Boot,
     Connect,
@@ -22,10 +23,8 @@ from server.room.machine import (
     RoomError,
     Start,
     Tick,
-    deciding_seats,
-    next_deadline,
-    step,
 )
+from server.room.machine import step
 from server.room.state import STORED_FIELDS, Clocks, RoomState
 from server.room.views import room_view, visible
 from server.rules import Phase, Rules
@@ -345,7 +344,7 @@ def test_moon_choice_unanswered_picks_others_26() -> None:
 
 
 def test_an_outage_is_given_back_to_every_clock_once() -> None:
-    from server.room.machine import ShiftClocks
+    from server.room.commands import ShiftClocks
 
     d = seated_game(humans=1, clocks=CLOCKS)
     d.state.options = replace(d.state.options, solo_clock=True)
@@ -366,7 +365,7 @@ def test_every_tick_leaves_the_room_with_nothing_already_due() -> None:
     """A Tick at ``now`` must move every deadline past ``now``, or a node would spin on it."""
     import random
 
-    from server.room.machine import Disconnect as Drop
+    from server.room.commands import Disconnect as Drop
 
     rng = random.Random(5)
     for trial in range(6):
@@ -408,7 +407,7 @@ def test_a_finished_room_with_a_vanished_player_is_never_due() -> None:
 
 
 def test_a_correspondence_game_can_be_ended_after_48_hours_on_one_seat() -> None:
-    from server.room.machine import EndGame
+    from server.room.commands import EndGame
 
     rules_clocks = Clocks(bot_think=0.0, between_hands=0.0)
     d = Driver(clocks=rules_clocks)

@@ -6,7 +6,8 @@ import pytest
 
 from protocol.shuffle import deal_context, seat_commitment
 from protocol.verify import verify_audit
-from server.room.machine import (
+from server.room.clocks import next_deadline
+from server.room.commands import (
     CommitSecret,
     FillBots,
     Join,
@@ -15,7 +16,6 @@ from server.room.machine import (
     RoomError,
     Start,
     Tick,
-    next_deadline,
 )
 from server.room.state import Clocks
 from server.rules import Phase
@@ -117,7 +117,7 @@ def test_a_player_who_leaves_during_the_shuffle_does_not_block_it() -> None:
 
 
 def test_a_seat_that_keeps_missing_the_shuffle_is_treated_as_idle() -> None:
-    from server.room.machine import Boot, Connect
+    from server.room.commands import Boot, Connect
 
     d = two_humans()
     d.do(Connect("p0", "c0"))

@@ -13,7 +13,7 @@ from protocol.errors import ProtocolError
 from protocol.messages import command_id, parse_command
 from server.bot_pool import BotPool
 from server.outage_log import OutageLog
-from server.room.machine import (
+from server.room.commands import (
     Boot,
     Connect,
     Disconnect,

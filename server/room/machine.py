@@ -8,209 +8,45 @@ the scheduler drive it. A refused command raises ``RoomError`` and the input sta
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import fields
 from operator import attrgetter
 from typing import Any
 
-from protocol.audit import build_audit
 from protocol.cards import card_name, names_of
-from protocol.shuffle import (
-    SeatSecret,
-    derive_deck,
-    seat_commitment,
-    secrets_for_seats,
-    server_commitment,
-)
-from server.rules import Game, IllegalMove, Phase, deal_from_deck, mask_of, points_in
+from server.rules import Game, IllegalMove, Phase, mask_of, points_in
 
 from .bot_names import bot_name
-from .dealing import hand_context, server_secret
+from .clocks import clock_boots, connected_humans, deciding_seats, grace_period
+from .commands import (
+    ALL,
+    Boot,
+    BotAct,
+    CallRevoke,
+    ChooseMoon,
+    Command,
+    Connect,
+    Disconnect,
+    DropNode,
+    EndGame,
+    Event,
+    FillBots,
+    Join,
+    Leave,
+    PassCards,
+    PlayCard,
+    RatingsPosted,
+    Rematch,
+    RoomError,
+    SeatPlayers,
+    ShiftClocks,
+    Start,
+    Tick,
+)
 from .game_view import DIRECTION_NAMES, names_of_seq, trick_record
+from .shuffle_steps import ShuffleSteps
 from .state import RoomState, Seat, TableOptions
 
-ALL = -1
-"""Event audience: everyone in the room (seats and spectators). 0..3: that seat only."""
-
 MAX_SPECTATORS = 500
-SHUFFLE_MISSES_IDLE = 2  # shuffles missed in a row before a seat counts as idle
-
-
-class RoomError(Exception):
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
-@dataclass(frozen=True, slots=True)
-class Event:
-    audience: int
-    type: str
-    data: dict[str, Any] = field(default_factory=dict)
-
-
-# -- commands ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Join:
-    player: str
-    name: str
-    conn: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Leave:
-    player: str
-
-
-@dataclass(frozen=True, slots=True)
-class Connect:
-    player: str
-    conn: str
-
-
-@dataclass(frozen=True, slots=True)
-class Disconnect:
-    player: str
-    conn: str
-
-
-@dataclass(frozen=True, slots=True)
-class DropNode:
-    """Every connection held by the server node ``node`` is gone (the node died)."""
-
-    node: str
-
-
-@dataclass(frozen=True, slots=True)
-class FillBots:
-    player: str
-    level: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Start:
-    player: str
-
-
-@dataclass(frozen=True, slots=True)
-class Rematch:
-    player: str
-
-
-@dataclass(frozen=True, slots=True)
-class PassCards:
-    player: str
-    cards: int
-    lag: float = 0.0
-
-
-@dataclass(frozen=True, slots=True)
-class PlayCard:
-    player: str
-    card: int
-    lag: float = 0.0
-
-
-@dataclass(frozen=True, slots=True)
-class ChooseMoon:
-    player: str
-    choice: str
-    lag: float = 0.0
-
-
-@dataclass(frozen=True, slots=True)
-class CallRevoke:
-    player: str
-    accused: int
-
-
-@dataclass(frozen=True, slots=True)
-class CommitSecret:
-    player: str
-    commitment: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class RevealSecret:
-    player: str
-    secret: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class Boot:
-    player: str
-    seat: int
-
-
-@dataclass(frozen=True, slots=True)
-class EndGame:
-    """Correspondence pace: a seat ends a game that has waited too long on another seat."""
-
-    player: str
-
-
-@dataclass(frozen=True, slots=True)
-class BotAct:
-    """A bot's decision, computed by the shell from the seat's view (bots are slow, steps not)."""
-
-    seat: int
-    action: str  # "pass" | "play" | "moon"
-    value: Any  # a card set, a card, or a moon choice
-
-
-@dataclass(frozen=True, slots=True)
-class Tick:
-    """Timers: deal the next hand, run out banks, auto-boot, replace silent seats."""
-
-
-@dataclass(frozen=True, slots=True)
-class ShiftClocks:
-    """After a whole-service outage ending at ``outage``: push every deadline back by ``delta``."""
-
-    outage: float
-    delta: float
-
-
-@dataclass(frozen=True, slots=True)
-class RatingsPosted:
-    """The league took the finished rated game (``changes`` per seat), or will be asked again."""
-
-    changes: tuple[dict[str, Any] | None, ...] | None  # None: posting failed, retry later
-    retry_at: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class SeatPlayers:
-    """Quick play: the matchmaker seats four entries (a player id and name, or a bot level)."""
-
-    seats: tuple[tuple[str | None, str, str | None], ...]  # (player, name, bot level)
-
-
-Command = (
-    Join
-    | Leave
-    | Connect
-    | Disconnect
-    | DropNode
-    | FillBots
-    | Start
-    | Rematch
-    | PassCards
-    | PlayCard
-    | ChooseMoon
-    | CallRevoke
-    | Boot
-    | BotAct
-    | Tick
-    | SeatPlayers
-    | CommitSecret
-    | RevealSecret
-    | EndGame
-    | ShiftClocks
-    | RatingsPosted
-)
 
 
 def step(state: RoomState, command: Command, now: float) -> tuple[RoomState, list[Event]]:
@@ -245,101 +81,7 @@ def _copied(value: Any) -> Any:
     return value.copy() if isinstance(value, list) else value
 
 
-def next_deadline(state: RoomState) -> float | None:
-    """The soonest time at which a ``Tick`` (or a bot's move) has something to do."""
-    times: list[float] = []
-    if state.next_hand_at is not None:
-        times.append(state.next_hand_at)
-    if state.shuffle is not None and not state.shuffle["dealt"]:
-        times.append(state.shuffle["deadline"])
-    if state.rating_due is not None:
-        times.append(state.rating_due)
-    if state.status != "playing":
-        # Clocks run only in a game: a finished room with a vanished player must not be due.
-        return min(times) if times else None
-    clocks = state.options.clocks
-    live = state.options.pace == "live"
-    humans_present = _connected_humans(state)
-    for i, seat in enumerate(state.seats):
-        if seat is None:
-            continue
-        if seat.bot_due is not None:
-            times.append(seat.bot_due)
-        if seat.is_bot or not live:
-            continue
-        if seat.out_of_time_at is not None:
-            if _clock_boots(state, i):
-                times.append(seat.out_of_time_at + clocks.boot_window)
-        elif seat.turn_since is not None and (
-            _clock_boots(state, i)
-            or (state.game is not None
-            and state.game.phase is Phase.MOON_CHOICE)
-        ):
-            times.append(seat.turn_since + _grace(state) + seat.bank + clocks.lag_cap)
-        if seat.away_since is not None and not (humans_present - {i}):
-            times.append(seat.away_since + clocks.reconnect)
-    return min(times) if times else None
-
-
-def deciding_seats(state: RoomState) -> list[int]:
-    game = state.game
-    if game is None or state.status != "playing":
-        return []
-    phase = game.phase
-    if phase is Phase.PASSING:
-        return [s for s in range(4) if not game.hand.passes[s]]  # type: ignore[union-attr]
-    if phase is Phase.PLAYING:
-        return [game.hand.turn]  # type: ignore[union-attr]
-    if phase is Phase.MOON_CHOICE:
-        return [game.moon_chooser]
-    return []
-
-
-def clock_of(state: RoomState, seat_index: int) -> dict[str, Any] | None:
-    """What a client needs to draw a seat's clock (absolute times on the server's clock)."""
-    seat = state.seats[seat_index]
-    if seat is None or seat.is_bot or seat.turn_since is None:
-        return None
-    grace = _grace(state)
-    return {
-        "seat": seat_index,
-        "since": seat.turn_since,
-        "grace_until": seat.turn_since + grace,
-        "bank": seat.bank,
-        "bank_out_at": seat.turn_since + grace + seat.bank,
-        "out_of_time_at": seat.out_of_time_at,
-    }
-
-
-def _grace(state: RoomState) -> float:
-    clocks = state.options.clocks
-    phase = state.game.phase if state.game is not None else None
-    return clocks.grace_play if phase is Phase.PLAYING else clocks.grace_pass
-
-
-def _clock_boots(state: RoomState, i: int) -> bool:
-    """Whether running out of time can cost seat ``i`` its seat: at a table where no other
-    human sat down, only if the host turned the clock on (a game alone with bots is casual).
-    A table that had other humans keeps its clock after they are replaced by bots."""
-    others = (s for k, s in enumerate(state.seats) if k != i and s is not None)
-    return state.options.solo_clock or any(
-        not s.is_bot or not (s.original or "bot:").startswith("bot:") for s in others
-    )
-
-
-def _connected_humans(state: RoomState) -> set[int]:
-    return {i for i, s in enumerate(state.seats) if s is not None and not s.is_bot and s.connected}
-
-
-class _Step:
-    def __init__(self, state: RoomState, now: float) -> None:
-        self.state = state
-        self.now = now
-        self.events: list[Event] = []
-
-    def emit(self, audience: int, kind: str, **data: Any) -> None:
-        self.events.append(Event(audience, kind, data))
-
+class _Step(ShuffleSteps):
     def apply(self, command: Command) -> None:
         handler = getattr(self, "_" + type(command).__name__)
         handler(command)
@@ -371,9 +113,7 @@ class _Step:
             if player is None:
                 st.seats[i] = Seat(name=name, bot=level, original=f"bot:{level}")
             else:
-                st.seats[i] = Seat(
-                    name=name, player=player, original=player, away_since=self.now
-                )
+                st.seats[i] = Seat(name=name, player=player, original=player, away_since=self.now)
             self.emit(ALL, "seated", seat=i, name=name, bot=player is None)
         self._start_game()
 
@@ -644,11 +384,11 @@ class _Step:
         if st.status != "playing" or st.options.pace != "live":
             return
         clocks = st.options.clocks
-        grace = _grace(st)
+        grace = grace_period(st)
         for i, seat in enumerate(st.seats):
             if seat is None or seat.is_bot:
                 continue
-            others = _connected_humans(st) - {i}
+            others = connected_humans(st) - {i}
             bank_out = (
                 seat.turn_since is not None
                 and now >= seat.turn_since + grace + seat.bank + clocks.lag_cap
@@ -656,7 +396,7 @@ class _Step:
             # The moon choice always has its deadline; otherwise a clock that boots nobody
             # (a player alone with bots) never runs out.
             moon = self._game().phase is Phase.MOON_CHOICE
-            if seat.out_of_time_at is None and bank_out and (moon or _clock_boots(st, i)):
+            if seat.out_of_time_at is None and bank_out and (moon or clock_boots(st, i)):
                 seat.bank = 0.0
                 seat.out_of_time_at = now
                 if moon:
@@ -672,7 +412,7 @@ class _Step:
             if (
                 seat.out_of_time_at is not None
                 and now >= seat.out_of_time_at + clocks.boot_window
-                and _clock_boots(st, i)
+                and clock_boots(st, i)
             ):
                 self._replace(i, "silent")
                 continue
@@ -683,35 +423,6 @@ class _Step:
             ):
                 self._replace(i, "silent")
 
-    # -- internals -------------------------------------------------------------------------
-
-    def _seat(self, player: str) -> int:
-        i = self.state.seat_of(player)
-        if i is None:
-            raise RoomError("not_seated", "Only a seated player can do that.")
-        return i
-
-    def _game(self) -> Game:
-        if self.state.game is None or self.state.status != "playing":
-            raise RoomError("wrong_phase", "No game is being played at this table.")
-        return self.state.game
-
-    def _require_host(self, player: str) -> None:
-        if self.state.host != player:
-            raise RoomError("not_host", "Only the host can do that.")
-
-    def _charge(self, i: int, lag: float) -> None:
-        """Bank used = time taken past the grace, less a small capped lag credit."""
-        seat = self.state.seats[i]
-        assert seat is not None
-        if seat.is_bot or seat.turn_since is None:
-            return
-        seat.out_of_time_at = None  # it answered: no longer bootable for this decision
-        credit = min(max(lag, 0.0), self.state.options.clocks.lag_cap)
-        used = self.now - seat.turn_since - _grace(self.state) - credit
-        if used > 0:
-            seat.bank = max(0.0, seat.bank - used)
-
     def _start_game(self) -> None:
         st = self.state
         st.game_number += 1
@@ -721,184 +432,6 @@ class _Step:
             ALL, "game_started", game=st.game_id, number=st.game_number, options=st.options.public()
         )
         self._prepare_hand(0.0)
-
-    # -- the commit-reveal shuffle (DESIGN.md "The shuffle") -----------------------------------
-
-    def _prepare_hand(self, delay: float) -> None:
-        """Open the next hand's shuffle: the server commits; human seats commit, then reveal."""
-        st = self.state
-        number = self._game().hand_number + 1
-        ctx = hand_context(st.game_id, number)
-        kinds = ["bot" if s is None or s.is_bot else "human" for s in st.seats]
-        st.next_hand_at = self.now + delay if delay > 0 else None
-        st.shuffle = {
-            "hand": number,
-            "phase": "commit",
-            "deadline": self.now + st.options.clocks.shuffle,
-            "kinds": kinds,
-            "commitments": [None, None, None, None],
-            "secrets": [None, None, None, None],
-            "dealt": False,
-        }
-        if "human" in kinds:
-            self.emit(
-                ALL,
-                "shuffle_commit",
-                game=st.game_id,
-                hand=number,
-                server_commitment=server_commitment(ctx, server_secret(st.seed, ctx)).hex(),
-                deadline=st.shuffle["deadline"],
-            )
-        self._shuffle_progress()
-
-    def _CommitSecret(self, c: CommitSecret) -> None:
-        i = self._seat(c.player)
-        sh = self.state.shuffle
-        if sh is None or sh["dealt"] or sh["phase"] != "commit" or sh["kinds"][i] != "human":
-            raise RoomError("wrong_phase", "No shuffle is waiting for your commitment.")
-        if sh["commitments"][i] is not None:
-            raise RoomError("wrong_phase", "You have already committed to this hand's shuffle.")
-        sh["commitments"][i] = c.commitment.hex()
-        self.emit(ALL, "shuffle_committed", seat=i)
-        self._shuffle_progress()
-
-    def _RevealSecret(self, c: RevealSecret) -> None:
-        i = self._seat(c.player)
-        sh = self.state.shuffle
-        if sh is None or sh["dealt"] or sh["phase"] != "reveal" or sh["kinds"][i] != "human":
-            raise RoomError("wrong_phase", "No shuffle is waiting for your secret.")
-        if sh["secrets"][i] is not None:
-            raise RoomError("wrong_phase", "You have already revealed your secret.")
-        ctx = hand_context(self.state.game_id, sh["hand"])
-        if seat_commitment(ctx, i, c.secret).hex() != sh["commitments"][i]:
-            raise RoomError("bad_reveal", "That secret does not match your commitment.")
-        sh["secrets"][i] = c.secret.hex()
-        seat = self.state.seats[i]
-        assert seat is not None
-        seat.shuffle_misses = 0
-        self.emit(ALL, "shuffle_revealed", seat=i)  # that it did, never what
-        self._shuffle_progress()
-
-    def _missed_shuffle(self, i: int) -> None:
-        """A seat that keeps missing the shuffle is idle: bootable, and booted if nobody does."""
-        seat = self.state.seats[i]
-        if seat is None or seat.is_bot:
-            return
-        seat.shuffle_misses += 1
-        if seat.shuffle_misses >= SHUFFLE_MISSES_IDLE and seat.out_of_time_at is None:
-            seat.out_of_time_at = self.now
-            self.emit(
-                ALL,
-                "out_of_time",
-                seat=i,
-                auto_boot_at=self.now + self.state.options.clocks.boot_window,
-                reason="shuffle",
-            )
-
-    def _shuffle_progress(self) -> None:
-        """Move the shuffle on when every human seat has done its part (or is an absent seat)."""
-        st = self.state
-        sh = st.shuffle
-        if sh is None or sh["dealt"]:
-            return
-        kinds = sh["kinds"]
-        if sh["phase"] == "commit":
-            if any(k == "human" and sh["commitments"][j] is None for j, k in enumerate(kinds)):
-                return
-            sh["phase"] = "reveal"
-            if any(k != "bot" for k in kinds):
-                # Only now, with every commitment fixed, may anyone reveal. Sent in every hand
-                # that had a commit phase, even when every human missed it (fair-deal.md 3).
-                sh["deadline"] = self.now + st.options.clocks.shuffle
-                self.emit(
-                    ALL,
-                    "commitments",
-                    game=st.game_id,
-                    hand=sh["hand"],
-                    commitments=[
-                        c if kinds[j] != "bot" else None for j, c in enumerate(sh["commitments"])
-                    ],
-                    deadline=sh["deadline"],
-                )
-        self._try_deal()
-
-    def _shuffle_seats(self) -> list[SeatSecret]:
-        sh = self.state.shuffle
-        assert sh is not None
-        seats = []
-        for j, kind in enumerate(sh["kinds"]):
-            commitment = bytes.fromhex(sh["commitments"][j]) if sh["commitments"][j] else None
-            if kind == "human":
-                seats.append(SeatSecret("human", bytes.fromhex(sh["secrets"][j]), commitment))
-            elif kind == "absent":
-                seats.append(SeatSecret("absent", None, commitment))
-            else:
-                seats.append(SeatSecret("bot"))
-        return seats
-
-    def _try_deal(self) -> None:
-        st = self.state
-        sh = st.shuffle
-        if sh is None or sh["dealt"] or sh["phase"] != "reveal":
-            return
-        if any(k == "human" and sh["secrets"][j] is None for j, k in enumerate(sh["kinds"])):
-            return
-        if st.next_hand_at is not None and self.now < st.next_hand_at:
-            return
-        st.next_hand_at = None
-        sh["dealt"] = True
-        self._deal()
-
-    def _deal(self) -> None:
-        st = self.state
-        game = self._game()
-        sh = st.shuffle
-        assert sh is not None
-        ctx = hand_context(st.game_id, sh["hand"])
-        secret = server_secret(st.seed, ctx)
-        deck = derive_deck(ctx, secret, secrets_for_seats(ctx, secret, self._shuffle_seats()))
-        hand = game.start_hand(deal_from_deck(deck))
-        for seat in st.seats:
-            assert seat is not None
-            seat.bank = st.options.clocks.bank
-            seat.out_of_time_at = None
-            seat.turn_since = None
-            seat.bot_due = None
-        self.emit(
-            ALL,
-            "hand_started",
-            number=game.hand_number,
-            pass_direction=DIRECTION_NAMES[hand.direction],
-            scores=game.scores.copy(),
-            absent=[j for j, k in enumerate(sh["kinds"]) if k == "absent"],
-        )
-        for s in range(4):
-            self.emit(s, "dealt", cards=names_of(hand.hands[s]))
-        self._update_turns()
-
-    def _publish_audit(self) -> None:
-        """After the hand, every secret is published so any player can re-derive the deal."""
-        st = self.state
-        game = self._game()
-        hand = game.hand
-        sh = st.shuffle
-        if hand is None or sh is None or not sh["dealt"]:
-            return
-        tricks: list[tuple[int, list[int]]] = [(t[0], list(t[1:])) for t in hand.tricks]
-        if hand.trick:
-            tricks.append((hand.leader, list(hand.trick)))
-        audit = build_audit(
-            st.game_id,
-            sh["hand"],
-            server_secret(st.seed, hand_context(st.game_id, sh["hand"])),
-            self._shuffle_seats(),
-            None if hand.direction == 0 else list(hand.passes),
-            tricks,
-            deal=list(hand.dealt),
-            pass_direction=DIRECTION_NAMES[hand.direction],
-        )
-        st.shuffle = None
-        self.emit(ALL, "hand_audit", hand=audit["hand"], audit=audit)
 
     def _after_move(self) -> None:
         st = self.state
@@ -937,40 +470,6 @@ class _Step:
             self._prepare_hand(st.options.clocks.between_hands)
             return
         self._update_turns()
-
-    def _update_turns(self) -> None:
-        """Start the clock (or the bot) of every seat that now has a decision to make."""
-        st = self.state
-        deciding = set(deciding_seats(st))
-        think = st.options.clocks.bot_think
-        game = st.game
-        for i, seat in enumerate(st.seats):
-            assert seat is not None
-            if i not in deciding:
-                seat.turn_since = None
-                seat.bot_due = None
-                continue
-            if seat.turn_since is not None or seat.bot_due is not None:
-                continue  # still on the same decision (the pass: each seat on its own clock)
-            if seat.is_bot:
-                seat.bot_due = self.now + think
-            else:
-                seat.turn_since = self.now
-            assert game is not None
-            prompt: dict[str, Any] = {
-                "seat": i,
-                "phase": game.phase.value,
-                "clock": clock_of(st, i),
-            }
-            self.emit(ALL, "turn", **prompt)
-            if game.phase is Phase.PLAYING:
-                self.emit(i, "your_turn", legal=names_of(game.legal_plays(i)), **prompt)
-            elif game.phase is Phase.PASSING:
-                self.emit(i, "your_turn", legal=names_of(game.hand.hands[i]), **prompt)  # type: ignore[union-attr]
-            else:
-                self.emit(
-                    i, "your_turn", legal=[], choices=["others_26", "shooter_minus_26"], **prompt
-                )
 
     def _replace(self, i: int, reason: str, by: int | None = None) -> None:
         """A bot takes the seat at once and plays it to the end; the player never returns."""

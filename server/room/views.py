@@ -10,9 +10,10 @@ from typing import Any
 
 from protocol.shuffle import server_commitment
 
+from .clocks import clock_of, deciding_seats
+from .commands import ALL, Event
 from .dealing import hand_context, server_secret
 from .game_view import game_view
-from .machine import ALL, Event, clock_of, deciding_seats
 from .state import RoomState
 
 
