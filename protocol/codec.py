@@ -8,6 +8,7 @@ from typing import Any
 import msgpack
 
 from .errors import ProtocolError
+from .packer import pack
 
 PROTOCOL_VERSION = 1
 MSGPACK = "hearts.v1.msgpack"
@@ -30,8 +31,7 @@ class Codec:
 
     def encode(self, message: dict[str, Any]) -> bytes | str:
         if self.binary:
-            data: bytes = msgpack.packb(message, use_bin_type=True)
-            return data
+            return pack(message)
         return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
 
     def decode(self, frame: bytes | str) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from typing import Any
 import msgpack
 
 from protocol.errors import ERRORS
+from protocol.packer import pack
 from server import metrics
 from server.actors import Actor, Actors
 from server.bot_pool import BotPool, random_move
@@ -38,8 +39,7 @@ ARCHIVED_EVENTS = {"hand_over": "over", "hand_audit": "audit"}  # event -> recor
 
 
 def encode_event(event: Event) -> bytes:
-    data: bytes = msgpack.packb([event.audience, event.type, event.data], use_bin_type=True)
-    return data
+    return pack([event.audience, event.type, event.data])
 
 
 def decode_event(data: bytes) -> Event:
@@ -55,7 +55,7 @@ def new_room_code() -> str:
 def archive_of(state: RoomState, events: list[Event]) -> Archive | None:
     """The finished hands' records a step produced, for the archive of the room's game."""
     records = {
-        f"{e.data['hand']}:{ARCHIVED_EVENTS[e.type]}": msgpack.packb(e.data, use_bin_type=True)
+        f"{e.data['hand']}:{ARCHIVED_EVENTS[e.type]}": pack(e.data)
         for e in events
         if e.type in ARCHIVED_EVENTS
     }

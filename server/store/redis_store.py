@@ -45,11 +45,11 @@ import os
 import time
 from collections.abc import Sequence
 
-import msgpack
 from redis.asyncio.cluster import RedisCluster
 from redis.commands.core import AsyncScript
 from redis.exceptions import NoScriptError, RedisError, ResponseError
 
+from protocol.packer import pack
 from server import metrics
 from server.store.base import (
     DEFAULT_MAX_LOG,
@@ -204,7 +204,7 @@ class RedisRoomStore(RoomStore):
         check_events(events)
         check_deadline(deadline)
         names = self.keys.commit_keys(room_id)
-        payload = msgpack.packb([[e.seq, e.data] for e in events]) if events else b""
+        payload = pack([[e.seq, e.data] for e in events]) if events else b""
         records = archive.records if archive is not None else {}
         args: list[bytes | str | int] = [
             expected_version,
