@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import gc
 import logging
 import os
 
 import uvicorn
 
 from protocol.codec import MAX_FRAME_BYTES
+from server import collector
 from server.app import create_app
 from server.config import Settings
+from server.http_protocol import HttpProtocol
 from server.log_setup import configure
 from server.ws_protocol import BatchingWebSocketProtocol
 
@@ -19,10 +20,7 @@ def main() -> None:
     # JSON lines from the first message on (reading the settings may already warn).
     log_config = configure(os.environ.get("LOG_LEVEL", "INFO"))
     settings = Settings.from_env()
-    # Rooms, actors and sockets are long-lived: freeze what start-up made and collect the
-    # youngest generation less often, so a full collection does not stall every table at once.
-    gc.freeze()
-    gc.set_threshold(50_000, 20, 100)
+    collector.install()  # no collector pause stalls every table at once (server/collector.py)
     store = "redis " + settings.redis_url if settings.redis_url else "embedded in-process store"
     logging.getLogger("server").info(
         "Hearts Live on http://%s:%d (%s)", settings.host, settings.port, store
@@ -31,6 +29,7 @@ def main() -> None:
         create_app(settings),
         host=settings.host,
         port=settings.port,
+        http=HttpProtocol,
         ws=BatchingWebSocketProtocol,
         ws_max_size=MAX_FRAME_BYTES,
         ws_per_message_deflate=settings.ws_deflate,

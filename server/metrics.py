@@ -6,6 +6,8 @@ histograms that an operator acts on: connections, rooms, moves, latency, store t
 
 from __future__ import annotations
 
+import gc
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from server.tallies import Tally, TallyCollector, TimedCounts
@@ -13,6 +15,13 @@ from server.tallies import Tally, TallyCollector, TimedCounts
 REGISTRY = CollectorRegistry(auto_describe=True)
 
 CONNECTIONS = Gauge("hearts_connections", "Open WebSocket connections", registry=REGISTRY)
+GC_FROZEN = Gauge(
+    "hearts_gc_frozen_objects",
+    "Objects frozen out of the cyclic collector's reach (server/collector.py): a count that "
+    "only grows with the node's live objects; steady growth at a steady load is a leak",
+    registry=REGISTRY,
+)
+GC_FROZEN.set_function(gc.get_freeze_count)
 ROOMS_WATCHED = Gauge("hearts_rooms_watched", "Rooms with a socket on this node", registry=REGISTRY)
 # Counted at every command, commit, store call and write: plain numbers (server.tallies).
 COMMANDS = TimedCounts(

@@ -32,6 +32,7 @@ from __future__ import annotations
 import logging
 import secrets
 import struct
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -65,12 +66,18 @@ class RoundTrip:
 
 
 class DirectSend:
-    """One socket's direct send, as the app sees it (``scope["extensions"][DIRECT]["send"]``)."""
+    """One socket's direct send, as the app sees it (``scope["extensions"][DIRECT]["send"]``).
+
+    It holds its protocol by a weak reference: the protocol holds it too, and a strong pair
+    would be a reference cycle, so a closed socket's objects would wait for the cyclic garbage
+    collector, whose pauses stall every table (see ``connection_lost``). The transport holds
+    the protocol while the socket is open.
+    """
 
     __slots__ = ("_protocol", "on_closed", "on_message", "on_writable")
 
     def __init__(self, protocol: BatchingWebSocketProtocol) -> None:
-        self._protocol = protocol
+        self._protocol = weakref.ref(protocol)
         self.on_writable: Callable[[], None] | None = None  # the buffer drained after a refusal
         self.on_message: Callable[[bytes | str], None] | None = None  # set by ``detach``
         self.on_closed: Callable[[], None] | None = None
@@ -80,7 +87,10 @@ class DirectSend:
 
         Raises ``ClientDisconnected`` (an ``OSError``) once the socket is closing or closed.
         """
-        return self._protocol.write_frames(frames)
+        protocol = self._protocol()
+        if protocol is None:
+            raise ClientDisconnected()
+        return protocol.write_frames(frames)
 
     def detach(
         self, on_message: Callable[[bytes | str], None], on_closed: Callable[[], None]
@@ -91,17 +101,26 @@ class DirectSend:
         ``on_closed`` is called once when the connection is gone, however it ended.
         """
         self.on_message, self.on_closed = on_message, on_closed
-        self._protocol.detach()
+        protocol = self._protocol()
+        if protocol is None:
+            raise ClientDisconnected()
+        protocol.detach()
 
     def close(self, code: int, reason: str = "") -> None:
         """Start the closing handshake (no-op once closing); the peer has CLOSE_TIMEOUT s."""
-        self._protocol.close_socket(code, reason)
+        protocol = self._protocol()
+        if protocol is not None:
+            protocol.close_socket(code, reason)
 
     def pause_reading(self) -> None:
-        self._protocol.pause_socket_reading()
+        protocol = self._protocol()
+        if protocol is not None:
+            protocol.pause_socket_reading()
 
     def resume_reading(self) -> None:
-        self._protocol.resume_socket_reading()
+        protocol = self._protocol()
+        if protocol is not None:
+            protocol.resume_socket_reading()
 
 
 class BatchingWebSocketProtocol(WebSocketsSansIOProtocol):
@@ -248,6 +267,13 @@ class BatchingWebSocketProtocol(WebSocketsSansIOProtocol):
         super().connection_lost(exc)
         if self.detached and self.scope is None:
             self._closed_detached()
+        # websockets' parser is a generator that refers to its protocol: a cycle. Nothing is
+        # read any more, so it is closed, and the socket's objects are freed by reference
+        # counting when the app lets go of them, not by a cyclic collection (a closed socket
+        # left about 45 objects in cycles: every one of them is work in a collector's pause).
+        parser = getattr(self.conn, "parser", None)
+        if parser is not None:
+            parser.close()
 
     def _closed_detached(self) -> None:
         direct = self.direct

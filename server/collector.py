@@ -1,0 +1,54 @@
+"""The node's cyclic garbage collector: young collections only, their survivors frozen.
+
+A collection stops the event loop, so every table on the node waits for it, and its cost grows
+with the objects it traverses. A node's objects are mostly long-lived (sockets, rooms, actors),
+and CPython promotes the survivors of each young collection to an older generation that is
+traversed again, whole, every 10-20 young collections, and all of them in a full collection:
+at 2,000 paced tables a full collection took 504 ms.
+
+So the survivors of each young collection are frozen (``gc.freeze``): moved to the permanent
+generation, never traversed again. Frozen objects are still freed by reference counting when
+the node lets go of them; only a reference cycle among them would never be collected. A
+socket's lifecycle leaves none: ``server.http_protocol`` and ``server.ws_protocol`` break the
+three cycles uvicorn, websockets and the direct send left (about 70 objects a socket), and
+tests/test_collector.py checks it. In 120 s of 2,000 paced tables the young collections found
+1,411 objects in cycles (exceptions' tracebacks, mostly), against 193,668 before. Operators see
+the frozen count as ``hearts_gc_frozen_objects``.
+
+A young collection still traverses every object made since the last one that is alive,
+and that includes each table's current state (a step makes a new one): up to about 40 objects a
+table. The young threshold counts allocations net of frees, so a steady load, which frees a
+state for each it makes, rarely reaches it; it stays high (50,000), and collections come when
+tables are seated.
+"""
+
+from __future__ import annotations
+
+import gc
+from typing import Any
+
+YOUNG_THRESHOLD = 50_000  # tracked allocations (net of frees) between young collections
+
+
+def install(young: int = YOUNG_THRESHOLD) -> None:
+    """Freeze what start-up made, and every young collection's survivors from now on."""
+    gc.freeze()
+    _, older, oldest = gc.get_threshold()
+    gc.set_threshold(young, older, oldest)
+    if _freeze_survivors not in gc.callbacks:
+        gc.callbacks.append(_freeze_survivors)
+
+
+def uninstall() -> None:
+    """Back to CPython's own policy (for tests); what was frozen is thawed."""
+    if _freeze_survivors in gc.callbacks:
+        gc.callbacks.remove(_freeze_survivors)
+    gc.unfreeze()
+    gc.set_threshold(700, 10, 10)
+
+
+def _freeze_survivors(phase: str, info: dict[str, Any]) -> None:
+    # At "stop" the collection is over: freezing only moves the generations' lists. After a
+    # collection of any generation (an older one takes the young along with it).
+    if phase == "stop":
+        gc.freeze()

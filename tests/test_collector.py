@@ -1,0 +1,158 @@
+"""The node's collector policy (server/collector.py), and the socket lifecycle it relies on: a
+socket served and closed leaves no reference cycle behind."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import socket
+import weakref
+from collections.abc import Iterator
+
+import pytest
+import uvicorn
+import uvloop
+from websockets.server import ServerProtocol
+
+from protocol.client import HeartsClient, guest
+from protocol.codec import MAX_FRAME_BYTES
+from server import collector
+from server.app import create_app
+from server.config import Settings
+from server.http_protocol import HttpProtocol
+from server.ws_protocol import BatchingWebSocketProtocol
+
+
+@pytest.fixture
+def policy() -> Iterator[None]:
+    gc.collect()
+    collector.install()
+    try:
+        yield
+    finally:
+        collector.uninstall()
+
+
+class Node:
+    """A container the collector tracks."""
+
+    def __init__(self) -> None:
+        self.other: Node | None = None
+
+
+def test_survivors_of_a_collection_are_frozen_and_young_cycles_still_collected(
+    policy: None,
+) -> None:
+    kept = [Node() for _ in range(100)]
+    frozen = gc.get_freeze_count()
+    a, b = Node(), Node()
+    a.other, b.other = b, a  # a cycle, garbage once the names go
+    del a, b
+    collected = gc.collect(0)
+    assert collected >= 2  # young cyclic garbage is still found
+    assert gc.get_freeze_count() >= frozen + len(kept)  # the survivors went to the permanent
+    in_generations = {id(o) for g in range(3) for o in gc.get_objects(g)}
+    assert not any(id(k) in in_generations for k in kept)  # none is traversed again
+
+
+def test_install_twice_keeps_one_callback(policy: None) -> None:
+    collector.install()
+    assert gc.callbacks.count(collector._freeze_survivors) == 1
+
+
+# Server-side objects of a socket: none may be left in a cycle once it is closed.
+SOCKET_TYPES = {
+    "BatchingWebSocketProtocol",
+    "DirectSend",
+    "RoundTrip",
+    "ServerProtocol",
+    "HttpToolsProtocol",
+    "HttpProtocol",
+    "HttpRequestParser",
+    "Connection",
+    "SocketDriver",
+    "DirectWriter",
+}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def _seat_and_close(port: int) -> tuple[list[object], list[object]]:
+    settings = Settings.from_env()
+    config = uvicorn.Config(
+        create_app(settings),
+        host="127.0.0.1",
+        port=port,
+        http=HttpProtocol,
+        ws=BatchingWebSocketProtocol,
+        ws_max_size=MAX_FRAME_BYTES,
+        ws_per_message_deflate=settings.ws_deflate,
+        log_level="warning",
+        lifespan="on",
+    )
+    server = uvicorn.Server(config)
+    serving = asyncio.create_task(server.serve())
+    while not server.started:
+        await asyncio.sleep(0.02)
+    base, url = f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}/ws"
+    clients = []
+    try:
+        host = await HeartsClient.connect(url, (await guest(base, "Host"))["token"])
+        room = (await host.request("open_room"))["room"]
+        clients.append(host)
+        for k in range(2):
+            c = await HeartsClient.connect(url, (await guest(base, f"Guest{k}"))["token"])
+            await c.request("join", room=room)
+            clients.append(c)
+        gc.collect()
+        seated = list(gc.garbage)
+        gc.garbage.clear()
+        served = [
+            weakref.ref(o)
+            for o in gc.get_objects()
+            if isinstance(o, (BatchingWebSocketProtocol, ServerProtocol))
+        ]
+        assert len(served) == 6  # three sockets, each with its two
+        host.ws.transport.abort()  # a dropped connection (no closing handshake), then
+        for c in clients:  # the others close cleanly
+            await c.close()
+        clients.clear()
+        await asyncio.sleep(0.5)  # the server sees each close
+        # The collector is off: only reference counting can have freed them.
+        assert [r() for r in served if r() is not None] == []
+        gc.collect()
+        closed = list(gc.garbage)
+        gc.garbage.clear()
+    finally:
+        server.should_exit = True
+        await serving
+    return seated, closed
+
+
+def test_a_socket_leaves_no_reference_cycle_when_seated_or_closed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PORT", "0")
+    gc.collect()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)  # cyclic garbage is kept in gc.garbage, to be named
+    try:
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+            seated, closed = runner.run(_seat_and_close(_free_port()))
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    for moment, garbage in (("seated", seated), ("closed", closed)):
+        left = sorted({type(o).__qualname__ for o in garbage} & SOCKET_TYPES)
+        assert not left, f"{moment}: in reference cycles: {left}"
+        parsers = [
+            o
+            for o in garbage
+            if type(o).__name__ == "generator" and "websockets" in o.gi_code.co_filename
+        ]
+        assert not parsers, f"{moment}: websockets' parser left in a cycle"
