@@ -32,8 +32,10 @@ class Driver:
         )
 
     def do(self, command: Command) -> list[Event]:
-        before = self.state.to_bytes()
-        self.state, events = step(self.state, command, self.now)
+        old = self.state
+        before = old.to_bytes()
+        self.state, events = step(old, command, self.now)
+        assert old.to_bytes() == before, "step changed the state it was given"
         assert before != self.state.to_bytes() or not events
         self.events.extend(events)
         return events

@@ -60,25 +60,21 @@ def step(state: RoomState, command: Command, now: float) -> tuple[RoomState, lis
 def clone(state: RoomState) -> RoomState:
     """A copy that ``step`` may change freely; the input stays as it was.
 
-    Only what a step mutates is copied (seats, the spectator list, the shuffle's lists, the
-    game); departures are appended to, never edited; options are frozen. Field by field rather
-    than ``copy.deepcopy``, which was an eighth of a node's CPU per card (py-spy).
+    Only what a step mutates is copied (seats, the spectator list, the game); departures are
+    appended to, never edited; options are frozen; the shuffle is shared and copied by the
+    step that changes it (``StepBase.own_shuffle``: most steps are cards, which leave it as it
+    is). Field by field rather than ``copy.deepcopy``, which was an eighth of a node's CPU per
+    card (py-spy).
     """
-    sh = state.shuffle
     new = RoomState(*_room_value(state))  # not dataclasses.replace: a third of clone's cost
     new.seats = [None if s is None else s.copy() for s in state.seats]
     new.spectators = state.spectators.copy()
     new.departures = state.departures.copy()
-    new.shuffle = None if sh is None else {k: _copied(v) for k, v in sh.items()}
     new.game = state.game.copy() if state.game is not None else None
     return new
 
 
 _room_value = attrgetter(*(f.name for f in fields(RoomState)))  # in field order
-
-
-def _copied(value: Any) -> Any:
-    return value.copy() if isinstance(value, list) else value
 
 
 class _Step(ShuffleSteps):
@@ -338,7 +334,7 @@ class _Step(ShuffleSteps):
         if st.next_hand_at is not None:
             st.next_hand_at += d
         if st.shuffle is not None:
-            st.shuffle["deadline"] += d
+            self.own_shuffle()["deadline"] += d
         for seat in st.seats:
             if seat is None:
                 continue
@@ -374,6 +370,7 @@ class _Step(ShuffleSteps):
             # Seats that did not commit or reveal in time get the stand-in secret.
             # Past the commit deadline only those who did not commit are out; the others get
             # the whole reveal window that opens now.
+            sh = self.own_shuffle()
             missing = "commitments" if sh["phase"] == "commit" else "secrets"
             for j in range(4):
                 if sh["kinds"][j] == "human" and sh[missing][j] is None:
@@ -503,6 +500,7 @@ class _Step(ShuffleSteps):
             and sh["secrets"][i] is None
         ):
             # The player is gone before revealing: a committed seat is absent, else a bot's.
+            sh = self.own_shuffle()
             sh["kinds"][i] = "absent" if sh["commitments"][i] else "bot"
             self._shuffle_progress()
 

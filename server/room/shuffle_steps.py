@@ -33,6 +33,7 @@ class ShuffleSteps(StepBase):
         ctx = hand_context(st.game_id, number)
         kinds = ["bot" if s is None or s.is_bot else "human" for s in st.seats]
         st.next_hand_at = self.now + delay if delay > 0 else None
+        self.shuffle_owned = True
         st.shuffle = {
             "hand": number,
             "phase": "commit",
@@ -60,7 +61,7 @@ class ShuffleSteps(StepBase):
             raise RoomError("wrong_phase", "No shuffle is waiting for your commitment.")
         if sh["commitments"][i] is not None:
             raise RoomError("wrong_phase", "You have already committed to this hand's shuffle.")
-        sh["commitments"][i] = c.commitment.hex()
+        self.own_shuffle()["commitments"][i] = c.commitment.hex()
         self.emit(ALL, "shuffle_committed", seat=i)
         self._shuffle_progress()
 
@@ -74,7 +75,7 @@ class ShuffleSteps(StepBase):
         ctx = hand_context(self.state.game_id, sh["hand"])
         if seat_commitment(ctx, i, c.secret).hex() != sh["commitments"][i]:
             raise RoomError("bad_reveal", "That secret does not match your commitment.")
-        sh["secrets"][i] = c.secret.hex()
+        self.own_shuffle()["secrets"][i] = c.secret.hex()
         seat = self.state.seats[i]
         assert seat is not None
         seat.shuffle_misses = 0
@@ -107,6 +108,7 @@ class ShuffleSteps(StepBase):
         if sh["phase"] == "commit":
             if any(k == "human" and sh["commitments"][j] is None for j, k in enumerate(kinds)):
                 return
+            sh = self.own_shuffle()
             sh["phase"] = "reveal"
             if any(k != "bot" for k in kinds):
                 # Only now, with every commitment fixed, may anyone reveal. Sent in every hand
@@ -148,7 +150,7 @@ class ShuffleSteps(StepBase):
         if st.next_hand_at is not None and self.now < st.next_hand_at:
             return
         st.next_hand_at = None
-        sh["dealt"] = True
+        self.own_shuffle()["dealt"] = True
         self._deal()
 
     def _deal(self) -> None:

@@ -21,9 +21,22 @@ class StepBase:
         self.state = state
         self.now = now
         self.events: list[Event] = []
+        # ``clone`` shares the shuffle with the input state (most steps leave it as it is).
+        self.shuffle_owned = False
 
     def emit(self, audience: int, kind: str, **data: Any) -> None:
         self.events.append(Event(audience, kind, data))
+
+    def own_shuffle(self) -> dict[str, Any]:
+        """The shuffle, as this step's own copy: called before any change to it."""
+        sh = self.state.shuffle
+        assert sh is not None
+        if not self.shuffle_owned:
+            sh = self.state.shuffle = {
+                k: v.copy() if isinstance(v, list) else v for k, v in sh.items()
+            }
+            self.shuffle_owned = True
+        return sh
 
     def _seat(self, player: str) -> int:
         i = self.state.seat_of(player)
