@@ -193,11 +193,22 @@ class LoopLag(TimerLag):
 
 
 LOOP_LAG_METRIC = "hearts_event_loop_lag_seconds"
+GC_PAUSE_METRIC = "hearts_gc_pause_seconds"
 
 
 def node_loop_lag(http_urls: list[str]) -> dict[float, float] | None:
-    """The nodes' loop-lag histograms summed: cumulative sample counts by bucket bound (s), or
-    None if a node did not answer."""
+    """The nodes' loop-lag histograms summed (``node_histogram``)."""
+    return node_histogram(http_urls, LOOP_LAG_METRIC)
+
+
+def node_gc_pauses(http_urls: list[str]) -> dict[float, float] | None:
+    """The nodes' garbage-collection pause histograms summed (``node_histogram``)."""
+    return node_histogram(http_urls, GC_PAUSE_METRIC)
+
+
+def node_histogram(http_urls: list[str], metric: str) -> dict[float, float] | None:
+    """A histogram of every node's /metrics summed: cumulative sample counts by bucket bound
+    (s), or None if a node did not answer."""
     counts: dict[float, float] = {}
     for url in http_urls:
         try:
@@ -206,10 +217,10 @@ def node_loop_lag(http_urls: list[str]) -> dict[float, float] | None:
         except OSError:
             return None
         for family in text_string_to_metric_families(text):
-            if family.name != LOOP_LAG_METRIC:
+            if family.name != metric:
                 continue
             for sample in family.samples:
-                if sample.name == LOOP_LAG_METRIC + "_bucket":
+                if sample.name == metric + "_bucket":
                     bound = float(sample.labels["le"])
                     counts[bound] = counts.get(bound, 0.0) + sample.value
     return counts

@@ -51,12 +51,20 @@ from load_tests.cluster import (
     stop_on_sigterm,
     warm_up,
 )
-from load_tests.measures import RedisProbe, cpu_seconds, node_loop_lag, percentile, rss_kib
+from load_tests.measures import (
+    RedisProbe,
+    cpu_seconds,
+    node_gc_pauses,
+    node_loop_lag,
+    percentile,
+    rss_kib,
+)
 from load_tests.paced_args import node_settings, parse_args
 from load_tests.paced_report import (
     Idle,
     Window,
     latency_line,
+    node_gc_line,
     node_lag_line,
     per_card_lines,
     plot,
@@ -231,6 +239,7 @@ class PacedRun:
         window.cpu_generators = -cpu_seconds([p.pid for p in self.procs if p.pid])
         window.redis_start = self.probe.snapshot() if self.probe else None
         window.node_lag_start = node_loop_lag(self._node_urls())
+        window.node_gc_start = node_gc_pauses(self._node_urls())
         self.windows.append(window)
         return window
 
@@ -244,6 +253,8 @@ class PacedRun:
         window.rss_kib = rss_kib(self.target.node_pids)
         if window.node_lag_start is not None:
             window.node_lag_end = node_loop_lag(self._node_urls())
+        if window.node_gc_start is not None:
+            window.node_gc_end = node_gc_pauses(self._node_urls())
         window.generator_rss_kib = rss_kib([p.pid for p in self.procs if p.pid])
         window.tables_held, window.sockets = self.got.tables, self.got.sockets
 
@@ -395,6 +406,7 @@ class PacedRun:
             )  # fmt: skip
             out.extend(per_card_lines(head, idle, len(self.target.node_pids)))
             say(node_lag_line(head))
+            say(node_gc_line(head))
         if self.probe is not None or self.scans:
             say(
                 f"state_bytes_max: {self.state_max}  (largest HSTRLEN of field s of "

@@ -50,6 +50,8 @@ class Window:
     lag_ms: list[float] = field(default_factory=list)  # the generators' loop lag, sorted
     node_lag_start: dict[float, float] | None = None  # the nodes' loop-lag histogram, at start
     node_lag_end: dict[float, float] | None = None  # ... and at the end
+    node_gc_start: dict[float, float] | None = None  # the nodes' collector pauses, at start
+    node_gc_end: dict[float, float] | None = None  # ... and at the end
 
     @property
     def seconds(self) -> float:
@@ -134,6 +136,18 @@ def node_lag_line(window: Window) -> str:
         "loop: how late a timer due every 50 ms ran, by histogram bucket; inside every latency "
         "above)"
     )
+
+
+def node_gc_line(window: Window) -> str:
+    """The nodes' garbage-collection pauses in the window, from their /metrics histograms."""
+    if window.node_gc_start is None or window.node_gc_end is None:
+        return "node_gc_pauses: not measured  (a node's /metrics did not answer)"
+    count = window.node_gc_end.get(math.inf, 0.0) - window.node_gc_start.get(math.inf, 0.0)
+    what = "(the nodes' cyclic garbage collections, each a stop of every table on its node)"
+    if count <= 0:
+        return f"node_gc_pauses: 0 in the window  {what}"
+    top = lag_bound(window.node_gc_start, window.node_gc_end, 1.0)
+    return f"node_gc_pauses: {count:.0f} in the window, the longest ≤ {top * 1000:g} ms  {what}"
 
 
 def _node_lag_p99(window: Window) -> str:

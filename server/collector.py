@@ -15,7 +15,8 @@ tests/test_collector.py checks it. In 120 s of 2,000 paced tables the young coll
 1,411 objects in cycles (exceptions' tracebacks, mostly), against 193,668 before; and once 400
 paced tables had played and left, thawing and collecting everything found 306 objects in
 cycles among the frozen, 296 of them there before the load (start-up's). Operators see the
-frozen count as ``hearts_gc_frozen_objects``.
+frozen count as ``hearts_gc_frozen_objects``, and each collection's pause in
+``hearts_gc_pause_seconds``.
 
 A young collection still traverses every object made since the last one that is alive,
 and that includes each table's current state (a step makes a new one): up to about 40 objects a
@@ -27,7 +28,10 @@ tables are seated.
 from __future__ import annotations
 
 import gc
+import time
 from typing import Any
+
+from server import metrics
 
 YOUNG_THRESHOLD = 50_000  # tracked allocations (net of frees) between young collections
 
@@ -49,8 +53,14 @@ def uninstall() -> None:
     gc.set_threshold(700, 10, 10)
 
 
+_started = [0.0]  # when the collection in progress began (perf_counter)
+
+
 def _freeze_survivors(phase: str, info: dict[str, Any]) -> None:
-    # At "stop" the collection is over: freezing only moves the generations' lists. After a
-    # collection of any generation (an older one takes the young along with it).
-    if phase == "stop":
-        gc.freeze()
+    if phase == "start":
+        _started[0] = time.perf_counter()
+        return
+    metrics.GC_PAUSES.observe(time.perf_counter() - _started[0])
+    # The collection is over: freezing only moves the generations' lists. After a collection
+    # of any generation (an older one takes the young along with it).
+    gc.freeze()

@@ -70,6 +70,13 @@ LOOP_LAG = Histogram(
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0),
     registry=REGISTRY,
 )
+GC_PAUSES = Histogram(
+    "hearts_gc_pause_seconds",
+    "Cyclic garbage collections, each a stop of the event loop and so of every table "
+    "(server/collector.py)",
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0),
+    registry=REGISTRY,
+)
 FRAMES_OUT = Tally("hearts_frames_sent", "Frames written to clients")
 REGISTRY.register(TallyCollector([COMMITS, STORE_CALLS, FRAMES_OUT], [COMMANDS]))
 

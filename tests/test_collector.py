@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import math
 import socket
 import weakref
 from collections.abc import Iterator
@@ -14,9 +15,10 @@ import uvicorn
 import uvloop
 from websockets.server import ServerProtocol
 
+from load_tests.paced_report import Window, node_gc_line
 from protocol.client import HeartsClient, guest
 from protocol.codec import MAX_FRAME_BYTES
-from server import collector
+from server import collector, metrics
 from server.app import create_app
 from server.config import Settings
 from server.http_protocol import HttpProtocol
@@ -156,3 +158,23 @@ def test_a_socket_leaves_no_reference_cycle_when_seated_or_closed(
             if type(o).__name__ == "generator" and "websockets" in o.gi_code.co_filename
         ]
         assert not parsers, f"{moment}: websockets' parser left in a cycle"
+
+
+def test_each_collection_is_timed_in_the_pause_histogram(policy: None) -> None:
+    def count() -> float:
+        value = metrics.REGISTRY.get_sample_value("hearts_gc_pause_seconds_count")
+        return value or 0.0
+
+    before = count()
+    gc.collect(0)
+    gc.collect()
+    assert count() == before + 2
+
+
+def test_the_report_counts_the_pauses_in_its_window() -> None:
+    window = Window("steady", 10, 0.0)
+    window.node_gc_start = {0.01: 3.0, 0.1: 4.0, math.inf: 4.0}
+    window.node_gc_end = {0.01: 5.0, 0.1: 7.0, math.inf: 7.0}  # two under 10 ms, one under 100
+    assert node_gc_line(window).startswith("node_gc_pauses: 3 in the window, the longest ≤ 100 ms")
+    window.node_gc_end = dict(window.node_gc_start)
+    assert node_gc_line(window).startswith("node_gc_pauses: 0 in the window")
