@@ -135,7 +135,7 @@ class _Step(ShuffleSteps):
         if c.conn in seat.conns:
             return
         was = seat.connected
-        seat.conns.append(c.conn)
+        seat.conns = [*seat.conns, c.conn]  # replaced, not changed: copies share it
         seat.away_since = None
         if not was:
             self.emit(ALL, "connection", seat=i, connected=True)
@@ -151,7 +151,7 @@ class _Step(ShuffleSteps):
         assert seat is not None
         if c.conn not in seat.conns:
             return
-        seat.conns.remove(c.conn)
+        seat.conns = [conn for conn in seat.conns if conn != c.conn]  # replaced, as above
         self._went_away(i)
 
     def _DropNode(self, c: DropNode) -> None:

@@ -171,10 +171,9 @@ class Seat:
         return _seat_value(self)
 
     def copy(self) -> Seat:
-        """A copy whose connection list may change without changing this one."""
-        seat = Seat(*_seat_value(self))
-        seat.conns = self.conns.copy()
-        return seat
+        """A copy to change without changing this one. The connection list is shared: a step
+        replaces it, never changes it in place (one list fewer per seat and step to copy)."""
+        return Seat(*_seat_value(self))
 
 
 SEAT_FIELDS = tuple(f.name for f in fields(Seat))
