@@ -41,14 +41,14 @@ def install(young: int = YOUNG_THRESHOLD) -> None:
     gc.freeze()
     _, older, oldest = gc.get_threshold()
     gc.set_threshold(young, older, oldest)
-    if _freeze_survivors not in gc.callbacks:
-        gc.callbacks.append(_freeze_survivors)
+    if _on_collection not in gc.callbacks:
+        gc.callbacks.append(_on_collection)
 
 
 def uninstall() -> None:
     """Back to CPython's own policy (for tests); what was frozen is thawed."""
-    if _freeze_survivors in gc.callbacks:
-        gc.callbacks.remove(_freeze_survivors)
+    if _on_collection in gc.callbacks:
+        gc.callbacks.remove(_on_collection)
     gc.unfreeze()
     gc.set_threshold(700, 10, 10)
 
@@ -56,7 +56,7 @@ def uninstall() -> None:
 _started = [0.0]  # when the collection in progress began (perf_counter)
 
 
-def _freeze_survivors(phase: str, info: dict[str, Any]) -> None:
+def _on_collection(phase: str, info: dict[str, Any]) -> None:
     if phase == "start":
         _started[0] = time.perf_counter()
         return

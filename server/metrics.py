@@ -17,8 +17,9 @@ REGISTRY = CollectorRegistry(auto_describe=True)
 CONNECTIONS = Gauge("hearts_connections", "Open WebSocket connections", registry=REGISTRY)
 GC_FROZEN = Gauge(
     "hearts_gc_frozen_objects",
-    "Objects frozen out of the cyclic collector's reach (server/collector.py): a count that "
-    "only grows with the node's live objects; steady growth at a steady load is a leak",
+    "Objects frozen out of the cyclic collector's reach (server/collector.py); they are still "
+    "freed when let go, so it follows the node's live objects: steady growth at a steady load "
+    "is a leak",
     registry=REGISTRY,
 )
 GC_FROZEN.set_function(gc.get_freeze_count)

@@ -59,7 +59,7 @@ def test_survivors_of_a_collection_are_frozen_and_young_cycles_still_collected(
 
 def test_install_twice_keeps_one_callback(policy: None) -> None:
     collector.install()
-    assert gc.callbacks.count(collector._freeze_survivors) == 1
+    assert gc.callbacks.count(collector._on_collection) == 1
 
 
 # Server-side objects of a socket: none may be left in a cycle once it is closed.
