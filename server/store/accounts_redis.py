@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 
 from redis.commands.core import AsyncScript
 
@@ -27,6 +26,7 @@ from server.store.accounts import (
     check_account,
     check_finite,
 )
+from server.store.nonces import call_nonce
 from server.store.redis_client import (
     Client,
     as_text,
@@ -182,7 +182,7 @@ class RedisAccounts(AccountStore):
         with store_errors():
             wait = await self._hit_script(
                 keys=[f"{self._base}:throttle:{key}"],
-                args=[repr(float(now)), repr(float(window)), limit, os.urandom(8).hex()],
+                args=[repr(float(now)), repr(float(window)), limit, call_nonce().hex()],
             )
         return float(wait)
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -56,6 +55,7 @@ from server.store.league import (
     encode_entry,
     history_point,
 )
+from server.store.nonces import call_nonce
 from server.store.redis_client import Client, as_text, connect, load_script, store_errors
 
 _POST_RESULTS = {
@@ -166,7 +166,7 @@ class RedisLeagueStore(RedisAccounts, LeagueStore):
         args: list[str | int | bytes] = [
             game_id,
             encoded,
-            os.urandom(8),
+            call_nonce(),
             self.history_cap,
             self.recent_cap,
             len(updates),

@@ -58,9 +58,12 @@ class ScriptBatcher:
         self.round_trips = 0  # pipelines and single calls sent (for tests and figures)
         self.calls = 0
         self.laned = 0  # calls sent on a lane
+        # The loop of the first call: a batcher's connections belong to one loop anyway, and
+        # asyncio.get_running_loop() costs a getpid() system call (CPython's fork check).
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     async def __call__(self, keys: Sequence[str], args: Sequence[bytes | str | int]) -> object:
-        loop = asyncio.get_running_loop()
+        loop = self._loop or self._first_loop()
         future: asyncio.Future[object] = loop.create_future()
         if self._joining is not None and len(self._joining) < MAX_BATCH:
             self._joining.append((keys, args, future))
@@ -89,6 +92,10 @@ class ScriptBatcher:
         finally:
             self._release(batch)
         return await future
+
+    def _first_loop(self) -> asyncio.AbstractEventLoop:
+        self._loop = asyncio.get_running_loop()
+        return self._loop
 
     def _release(self, batch: list[Call]) -> None:
         """The batch out has its replies: the next may go. Called before its callers are

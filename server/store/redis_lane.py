@@ -72,6 +72,8 @@ class Lane(asyncio.Protocol):
 
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
+        # Kept: asyncio.get_running_loop() is a getpid() system call (CPython's fork check).
+        self._loop: asyncio.AbstractEventLoop | None = None
         self.lost = False
         self._reader = hiredis.Reader()
         # Each batch in flight: how many replies it waits for, those read so far, its future.
@@ -80,10 +82,13 @@ class Lane(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # A stream transport (uvloop's is not a subclass of asyncio.Transport).
         self.transport = cast(asyncio.Transport, transport)
+        self._loop = asyncio.get_running_loop()
 
     def call(self, commands: Sequence[Command]) -> asyncio.Future[list[Any]]:
         """Send ``commands``; the future has one reply each (error replies as exceptions)."""
-        future: asyncio.Future[list[Any]] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[list[Any]] = (
+            self._loop or asyncio.get_running_loop()
+        ).create_future()
         if self.lost or self.transport is None or self.transport.is_closing():
             future.set_exception(RedisConnectionError("the lane is closed"))
             return future

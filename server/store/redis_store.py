@@ -41,7 +41,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-import os
 import time
 from collections.abc import Sequence
 
@@ -63,6 +62,7 @@ from server.store.base import (
     check_events,
     check_max_log,
 )
+from server.store.nonces import call_nonce
 from server.store.redis_batching import ScriptBatcher
 from server.store.redis_client import (
     Client,
@@ -160,7 +160,7 @@ class RedisRoomStore(RoomStore):
         events: Sequence[StoredEvent],
         deadline: float | None,
     ) -> bool:
-        return await self._commit(room_id, 0, state, events, deadline, os.urandom(8))
+        return await self._commit(room_id, 0, state, events, deadline, call_nonce())
 
     async def load_room(self, room_id: str) -> Snapshot | None:
         with store_errors():
@@ -182,7 +182,7 @@ class RedisRoomStore(RoomStore):
         if expected_version < 1:
             raise ValueError("expected_version must be at least 1; use create_room")
         return await self._commit(
-            room_id, expected_version, state, events, deadline, os.urandom(8), archive, ttl
+            room_id, expected_version, state, events, deadline, call_nonce(), archive, ttl
         )
 
     def _archive_key(self, room_id: str, name: str) -> str:
@@ -340,7 +340,7 @@ class RedisRoomStore(RoomStore):
     async def heartbeat(self, now: float) -> float | None:
         with store_errors():
             previous = await self._heartbeat_script(
-                keys=[self._heartbeat_key], args=[repr(float(now)), os.urandom(8)]
+                keys=[self._heartbeat_key], args=[repr(float(now)), call_nonce()]
             )
         return None if previous is None else float(previous)
 
