@@ -25,6 +25,7 @@ from server import metrics
 from server.account_routes import account_routes, bearer_token
 from server.accounts import Accounts
 from server.bot_pool import BotPool
+from server.collector import PacedCollections
 from server.config import Settings
 from server.connection import Closing, Connection
 from server.hub import Hub
@@ -80,6 +81,7 @@ class Node:
         self.closers: dict[Connection, Closer] = {}  # to close a revoked session's socket
         self._revocations: asyncio.Task[None] | None = None
         self.loop_lag = LoopLag(metrics.LOOP_LAG.observe)
+        self.collections = PacedCollections()
         self.draining = False
 
     def invite_link(self, room: str) -> str:
@@ -92,6 +94,7 @@ class Node:
         await self.quickplay.start()
         self._revocations = asyncio.create_task(self.accounts.watch_revocations(self.revoked))
         self.loop_lag.start()
+        self.collections.start()
 
     async def revoked(self, conn: Connection) -> None:
         """The session this connection logged in with was revoked: close it (4001)."""
@@ -116,6 +119,7 @@ class Node:
     async def stop(self) -> None:
         self.draining = True
         self.loop_lag.stop()
+        self.collections.stop()
         # Drain: close every socket with "service restart" so clients reconnect elsewhere.
         for close in list(self.closers.values()):
             with contextlib.suppress(Exception):

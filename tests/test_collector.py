@@ -57,6 +57,57 @@ def test_survivors_of_a_collection_are_frozen_and_young_cycles_still_collected(
     assert not any(id(k) in in_generations for k in kept)  # none is traversed again
 
 
+def _in_generations() -> set[int]:
+    return {id(o) for g in range(3) for o in gc.get_objects(g)}
+
+
+def test_paced_collections_freeze_what_survived_each_period(policy: None) -> None:
+    async def run() -> None:
+        paced = collector.PacedCollections(every=0.01)
+        paced.start()
+        try:
+            kept = [Node() for _ in range(50)]  # far under the threshold: only the pacer collects
+            assert any(id(k) in _in_generations() for k in kept)
+            await asyncio.sleep(0.05)
+            assert not any(id(k) in _in_generations() for k in kept)
+        finally:
+            paced.stop()
+
+    asyncio.run(run())
+
+
+def test_paced_collections_do_nothing_unless_installed_and_stop_when_stopped() -> None:
+    collections: list[str] = []
+
+    def seen(phase: str, info: dict[str, object]) -> None:
+        if phase == "stop":
+            collections.append(phase)
+
+    async def run(install: bool) -> int:
+        paced = collector.PacedCollections(every=0.005)
+        if install:
+            collector.install()
+        gc.callbacks.append(seen)
+        gc.disable()  # no collection but the pacer's
+        try:
+            paced.start()
+            await asyncio.sleep(0.05)
+            paced.stop()
+            during = len(collections)
+            await asyncio.sleep(0.03)
+            assert len(collections) == during  # stopped
+            return during
+        finally:
+            gc.enable()
+            gc.callbacks.remove(seen)
+            if install:
+                collector.uninstall()
+
+    assert asyncio.run(run(install=False)) == 0
+    collections.clear()
+    assert asyncio.run(run(install=True)) >= 3
+
+
 def test_install_twice_keeps_one_callback(policy: None) -> None:
     collector.install()
     assert gc.callbacks.count(collector._on_collection) == 1
