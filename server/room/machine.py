@@ -60,16 +60,16 @@ def step(state: RoomState, command: Command, now: float) -> tuple[RoomState, lis
 def clone(state: RoomState) -> RoomState:
     """A copy that ``step`` may change freely; the input stays as it was.
 
-    Only what a step mutates is copied (seats, the spectator list, the game); departures are
-    appended to, never edited; options are frozen; the shuffle is shared and copied by the
-    step that changes it (``StepBase.own_shuffle``: most steps are cards, which leave it as it
-    is). Field by field rather than ``copy.deepcopy``, which was an eighth of a node's CPU per
-    card (py-spy).
+    Only the game is copied whole. The seats list is copied, its seats shared: a step copies a
+    seat before it changes it (``StepBase.own_seat``: a card changes two of the four). The
+    spectator and departure lists are shared: a step replaces them, never changes them in
+    place. Options are frozen; the shuffle is shared and copied by the step that changes it
+    (``StepBase.own_shuffle``). Every object made here is work for the young collections
+    (server/collector.py). Field by field rather than ``copy.deepcopy``, which was an eighth of
+    a node's CPU per card (py-spy).
     """
     new = RoomState(*_room_value(state))  # not dataclasses.replace: a third of clone's cost
-    new.seats = [None if s is None else s.copy() for s in state.seats]
-    new.spectators = state.spectators.copy()
-    new.departures = state.departures.copy()
+    new.seats = state.seats.copy()
     new.game = state.game.copy() if state.game is not None else None
     return new
 
@@ -98,7 +98,7 @@ class _Step(ShuffleSteps):
                     return
         if len(st.spectators) >= MAX_SPECTATORS:
             raise RoomError("room_full", "The room has as many watchers as it can take.")
-        st.spectators.append(c.player)
+        st.spectators = [*st.spectators, c.player]  # replaced, not changed: copies share it
         self.emit(ALL, "spectators", count=len(st.spectators))
 
     def _SeatPlayers(self, c: SeatPlayers) -> None:
@@ -116,7 +116,7 @@ class _Step(ShuffleSteps):
     def _Leave(self, c: Leave) -> None:
         st = self.state
         if c.player in st.spectators:
-            st.spectators.remove(c.player)
+            st.spectators = [p for p in st.spectators if p != c.player]
             self.emit(ALL, "spectators", count=len(st.spectators))
             return
         i = self._seat(c.player)
@@ -135,6 +135,7 @@ class _Step(ShuffleSteps):
         if c.conn in seat.conns:
             return
         was = seat.connected
+        seat = self.own_seat(i)
         seat.conns = [*seat.conns, c.conn]  # replaced, not changed: copies share it
         seat.away_since = None
         if not was:
@@ -144,13 +145,15 @@ class _Step(ShuffleSteps):
         i = self.state.seat_of(c.player)
         if i is None:
             if c.player in self.state.spectators:
-                self.state.spectators.remove(c.player)
+                st = self.state
+                st.spectators = [p for p in st.spectators if p != c.player]
                 self.emit(ALL, "spectators", count=len(self.state.spectators))
             return
         seat = self.state.seats[i]
         assert seat is not None
         if c.conn not in seat.conns:
             return
+        seat = self.own_seat(i)
         seat.conns = [conn for conn in seat.conns if conn != c.conn]  # replaced, as above
         self._went_away(i)
 
@@ -160,6 +163,7 @@ class _Step(ShuffleSteps):
         for i, seat in enumerate(self.state.seats):
             if seat is None or not any(conn.startswith(prefix) for conn in seat.conns):
                 continue
+            seat = self.own_seat(i)
             seat.conns = [conn for conn in seat.conns if not conn.startswith(prefix)]
             self._went_away(i)
 
@@ -167,7 +171,7 @@ class _Step(ShuffleSteps):
         seat = self.state.seats[i]
         assert seat is not None
         if not seat.connected and not seat.is_bot:
-            seat.away_since = self.now
+            self.own_seat(i).away_since = self.now
             self.emit(ALL, "connection", seat=i, connected=False)
 
     def _FillBots(self, c: FillBots) -> None:
@@ -199,8 +203,8 @@ class _Step(ShuffleSteps):
             self._seat(c.player)
         if st.status != "finished":
             raise RoomError("game_not_over", "A rematch can start once the game is over.")
-        for seat in st.seats:
-            assert seat is not None
+        for i in range(4):
+            seat = self.own_seat(i)
             seat.original = seat.player or f"bot:{seat.bot}"
         st.departures = []
         st.rated_posted = False
@@ -250,8 +254,7 @@ class _Step(ShuffleSteps):
         except IllegalMove as e:
             raise RoomError(e.code, e.message) from None
         self._charge(i, lag)
-        mover = self.state.seats[i]
-        assert mover is not None
+        mover = self.own_seat(i)
         mover.turn_since = mover.bot_due = None  # this decision is made; a next one starts anew
         if action == "pass":
             self.emit(ALL, "pass_chosen", seat=i)
@@ -302,9 +305,8 @@ class _Step(ShuffleSteps):
         game = self._game()
         winners = game.end_without(stalled)
         st.status = "finished"
-        for seat in st.seats:
-            assert seat is not None
-            seat.turn_since = seat.bot_due = None
+        for j in range(4):
+            self._off_turn(j)
         self.emit(ALL, "game_ended", by=i, waited_on=stalled)
         self.emit(
             ALL,
@@ -335,9 +337,10 @@ class _Step(ShuffleSteps):
             st.next_hand_at += d
         if st.shuffle is not None:
             self.own_shuffle()["deadline"] += d
-        for seat in st.seats:
+        for i, seat in enumerate(st.seats):
             if seat is None:
                 continue
+            seat = self.own_seat(i)
             # Every time a clock is measured from moves on, so nobody pays for the outage.
             for name in ("turn_since", "out_of_time_at", "away_since", "bot_due"):
                 value = getattr(seat, name)
@@ -394,6 +397,7 @@ class _Step(ShuffleSteps):
             # (a player alone with bots) never runs out.
             moon = self._game().phase is Phase.MOON_CHOICE
             if seat.out_of_time_at is None and bank_out and (moon or clock_boots(st, i)):
+                seat = self.own_seat(i)
                 seat.bank = 0.0
                 seat.out_of_time_at = now
                 if moon:
@@ -448,10 +452,8 @@ class _Step(ShuffleSteps):
             }
             self.emit(ALL, "hand_over", **entry)
             self._publish_audit()
-            for seat in st.seats:
-                assert seat is not None
-                seat.turn_since = None
-                seat.bot_due = None
+            for i in range(4):
+                self._off_turn(i)
             if game.phase is Phase.OVER:
                 st.status = "finished"
                 if st.options.rated and st.options.rules.standard and not st.rated_posted:
@@ -473,15 +475,14 @@ class _Step(ShuffleSteps):
         st = self.state
         seat = st.seats[i]
         assert seat is not None and seat.player is not None
-        st.departures.append(
-            {
-                "seat": i,
-                "player": seat.player,
-                "reason": reason,
-                "at": self.now,
-                "hand": st.game.hand_number if st.game else 0,
-            }
-        )
+        departure = {
+            "seat": i,
+            "player": seat.player,
+            "reason": reason,
+            "at": self.now,
+            "hand": st.game.hand_number if st.game else 0,
+        }
+        st.departures = [*st.departures, departure]  # replaced, not changed: copies share it
         level = st.options.bot_level
         st.seats[i] = Seat(
             name=f"{seat.name} (bot)",

@@ -78,15 +78,16 @@ class ShuffleSteps(StepBase):
         self.own_shuffle()["secrets"][i] = c.secret.hex()
         seat = self.state.seats[i]
         assert seat is not None
-        seat.shuffle_misses = 0
+        if seat.shuffle_misses:
+            self.own_seat(i).shuffle_misses = 0
         self.emit(ALL, "shuffle_revealed", seat=i)  # that it did, never what
         self._shuffle_progress()
 
     def _missed_shuffle(self, i: int) -> None:
         """A seat that keeps missing the shuffle is idle: bootable, and booted if nobody does."""
-        seat = self.state.seats[i]
-        if seat is None or seat.is_bot:
+        if (seat := self.state.seats[i]) is None or seat.is_bot:
             return
+        seat = self.own_seat(i)
         seat.shuffle_misses += 1
         if seat.shuffle_misses >= SHUFFLE_MISSES_IDLE and seat.out_of_time_at is None:
             seat.out_of_time_at = self.now
@@ -162,8 +163,8 @@ class ShuffleSteps(StepBase):
         secret = server_secret(st.seed, ctx)
         deck = derive_deck(ctx, secret, secrets_for_seats(ctx, secret, self._shuffle_seats()))
         hand = game.start_hand(deal_from_deck(deck))
-        for seat in st.seats:
-            assert seat is not None
+        for i in range(4):
+            seat = self.own_seat(i)
             seat.bank = st.options.clocks.bank
             seat.out_of_time_at = None
             seat.turn_since = None

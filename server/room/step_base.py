@@ -13,7 +13,7 @@ from server.rules import Game, Phase
 
 from .clocks import clock_of, deciding_seats, grace_period
 from .commands import ALL, Event, RoomError
-from .state import RoomState
+from .state import RoomState, Seat
 
 
 class StepBase:
@@ -23,6 +23,8 @@ class StepBase:
         self.events: list[Event] = []
         # ``clone`` shares the shuffle with the input state (most steps leave it as it is).
         self.shuffle_owned = False
+        # ... and its seats: these are the input's, to be copied before any change.
+        self.shared_seats = tuple(state.seats)
 
     def emit(self, audience: int, kind: str, **data: Any) -> None:
         self.events.append(Event(audience, kind, data))
@@ -37,6 +39,22 @@ class StepBase:
             }
             self.shuffle_owned = True
         return sh
+
+    def own_seat(self, i: int) -> Seat:
+        """Seat ``i``, as this step's own copy: called before any change to it."""
+        seat = self.state.seats[i]
+        assert seat is not None
+        if seat is self.shared_seats[i]:
+            seat = self.state.seats[i] = seat.copy()
+        return seat
+
+    def _off_turn(self, i: int) -> None:
+        """Seat ``i`` has no decision to make (its clock and its bot stop)."""
+        seat = self.state.seats[i]
+        assert seat is not None
+        if seat.turn_since is not None or seat.bot_due is not None:
+            seat = self.own_seat(i)
+            seat.turn_since = seat.bot_due = None
 
     def _seat(self, player: str) -> int:
         i = self.state.seat_of(player)
@@ -57,11 +75,13 @@ class StepBase:
         """Bank used = time taken past the grace, less a small capped lag credit."""
         seat = self.state.seats[i]
         assert seat is not None
-        if seat.is_bot or seat.turn_since is None:
+        since = seat.turn_since
+        if seat.is_bot or since is None:
             return
+        seat = self.own_seat(i)
         seat.out_of_time_at = None  # it answered: no longer bootable for this decision
         credit = min(max(lag, 0.0), self.state.options.clocks.lag_cap)
-        used = self.now - seat.turn_since - grace_period(self.state) - credit
+        used = self.now - since - grace_period(self.state) - credit
         if used > 0:
             seat.bank = max(0.0, seat.bank - used)
 
@@ -74,11 +94,11 @@ class StepBase:
         for i, seat in enumerate(st.seats):
             assert seat is not None
             if i not in deciding:
-                seat.turn_since = None
-                seat.bot_due = None
+                self._off_turn(i)
                 continue
             if seat.turn_since is not None or seat.bot_due is not None:
                 continue  # still on the same decision (the pass: each seat on its own clock)
+            seat = self.own_seat(i)
             if seat.is_bot:
                 seat.bot_due = self.now + think
             else:
