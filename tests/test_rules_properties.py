@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import itertools
 import random
 
@@ -12,6 +13,7 @@ from protocol.cards import cards_in
 from server.rules import (
     POINT_CARDS,
     Game,
+    Hand,
     HandPhase,
     IllegalMove,
     Moon,
@@ -147,9 +149,40 @@ def test_a_serialized_game_restores_equal_at_any_point(rules: Rules, seed: int, 
     assert restored.copy() == game
     hand = game.hand
     if hand is not None:
-        # A copy holds every field, and shares no list the next step may change.
+        # A copy holds every field, and what is played on it leaves the original as it was
+        # (the lists a hand only replaces are shared: ``Hand.copy``).
         copied = hand.copy()
         for name in type(hand).__slots__:
-            mine, theirs = getattr(hand, name), getattr(copied, name)
-            assert mine == theirs, name
-            assert not isinstance(mine, list) or mine is not theirs, name
+            assert getattr(hand, name) == getattr(copied, name), name
+        before = copy.deepcopy([getattr(hand, name) for name in type(hand).__slots__])
+        game_before = copy.deepcopy(game.to_value())
+        other = game.copy()
+        _play_on(other, rng, hands=2)
+        _play_on(copied, rng, hands=1)
+        assert [getattr(hand, name) for name in type(hand).__slots__] == before
+        assert game.to_value() == game_before
+
+
+def _play_on(target: Game | Hand, rng: random.Random, hands: int) -> None:
+    """Random legal passes and cards on ``target`` to the end of its hand (a game: ``hands``
+    more hands, its moon choices made)."""
+    for _ in range(hands):
+        hand = target.hand if isinstance(target, Game) else target
+        if hand is None:
+            return
+        while hand.phase is not HandPhase.OVER:
+            if hand.phase is HandPhase.PASSING:
+                seat = next(s for s in range(4) if not hand.passes[s])
+                three = sum(1 << c for c in rng.sample(cards_in(hand.hands[seat]), 3))
+                (target.pass_cards if isinstance(target, Game) else hand.choose_pass)(seat, three)
+            else:
+                seat = hand.turn
+                card = rng.choice(cards_in(hand.legal_plays(seat)))
+                target.play(seat, card)
+        if not isinstance(target, Game):
+            return
+        if target.phase is Phase.MOON_CHOICE:
+            target.choose_moon(target.moon_chooser, "others_26")
+        if target.over:
+            return
+        target.start_hand(random_deal(rng))

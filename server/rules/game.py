@@ -151,10 +151,9 @@ class Game:
             self._finish_hand(_moon_points(shooter, self.rules.moon))
 
     def _finish_hand(self, points: list[int]) -> None:
-        self.history.append(points)
-        scores = self.scores
-        for s in range(4):
-            scores[s] += points[s]
+        # Replaced, not changed: copies of the game share them (``copy``).
+        self.history = [*self.history, points]
+        scores = self.scores = [self.scores[s] + points[s] for s in range(4)]
         low = min(scores)
         lowest = [s for s in range(4) if scores[s] == low]
         if self.playoff:
@@ -174,15 +173,19 @@ class Game:
     # -- values ----------------------------------------------------------------------------
 
     def copy(self) -> Game:
+        """An independent game. The scores, the history (and its entries) and the winners are
+        shared: a game replaces them, never changes them in place, so only the hand is copied
+        (a room copies its game at every step, and every list copied is work for the garbage
+        collector: the history's copy grew with every hand played)."""
         other = Game(self.rules)
-        other.scores = self.scores.copy()
+        other.scores = self.scores
         other.hand_number = self.hand_number
         other.hand = self.hand.copy() if self.hand is not None else None
-        other.history = [p.copy() for p in self.history]
+        other.history = self.history
         other.moon_chooser = self.moon_chooser
         other.playoff = self.playoff
         other.over = self.over
-        other.winners = self.winners.copy()
+        other.winners = self.winners
         return other
 
     def to_value(self) -> list[object]:

@@ -297,8 +297,10 @@ class Hand:
             raise IllegalMove("bad_pass", "Pass exactly three cards.")
         if cards & ~self.hands[seat]:
             raise IllegalMove("card_not_in_hand", "You can only pass cards from your hand.")
-        self.passes[seat] = cards
-        if not all(self.passes):
+        passes = self.passes.copy()  # replaced, not changed: copies of the hand share it
+        passes[seat] = cards
+        self.passes = passes
+        if not all(passes):
             return False
         # The cards change hands only now, when all four have chosen.
         off = self.direction
@@ -346,9 +348,11 @@ class Hand:
             best = 3
         leader = self.leader
         winner = (leader + best) & 3
-        self.taken[winner] |= (1 << c0) | (1 << c1) | (1 << c2) | (1 << c3)
-        tricks = self.tricks
-        tricks.append((leader, c0, c1, c2, c3))
+        # Replaced, not changed: copies of the hand share them (``copy``).
+        taken = self.taken.copy()
+        taken[winner] |= (1 << c0) | (1 << c1) | (1 << c2) | (1 << c3)
+        self.taken = taken
+        tricks = self.tricks = [*self.tricks, (leader, c0, c1, c2, c3)]
         trick.clear()
         self.leader = self.turn = winner
         if len(tricks) == TRICKS_PER_HAND:
@@ -427,7 +431,9 @@ class Hand:
 
     def copy(self) -> Hand:
         # Field by field, not a loop over __slots__ with getattr and setattr: a room copies its
-        # hand at every step. Lists are copied; everything else is immutable.
+        # hand at every step. The cards held and the trick are copied; the passes, the points
+        # taken and the finished tricks are shared (replaced when they change, never changed
+        # in place); everything else is immutable.
         other = Hand.__new__(Hand)
         other._legal = self._legal
         other.dealt = self.dealt
@@ -435,14 +441,14 @@ class Hand:
         other.hands = self.hands.copy()
         other.hearts_broken = self.hearts_broken
         other.leader = self.leader
-        other.passes = self.passes.copy()
+        other.passes = self.passes
         other.phase = self.phase
         other.revoke_call = self.revoke_call
         other.revoked = self.revoked
         other.revokes_allowed = self.revokes_allowed
-        other.taken = self.taken.copy()
+        other.taken = self.taken
         other.trick = self.trick.copy()
-        other.tricks = self.tricks.copy()
+        other.tricks = self.tricks
         other.turn = self.turn
         return other
 
