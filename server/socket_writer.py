@@ -53,8 +53,10 @@ class DirectWriter:
             if frames:
                 if not self.send.write(frames):
                     return  # the buffer is full: on_writable wakes us
-                conn.pending = []
                 metrics.FRAMES_OUT.inc(len(frames))
+                # Emptied, not replaced: write() keeps nothing of it, and a new list a socket
+                # and card would be one more young object for the collector.
+                frames.clear()
         except OSError:
             conn.pending = []  # the socket is gone; its reader sees that too
             return

@@ -333,7 +333,7 @@ class BatchingWebSocketProtocol(WebSocketsSansIOProtocol):
         # ``getrandom`` system call per ping as ``secrets`` does.
         payload = self.pending_ping_payload = random.randbytes(4)
         self.ping_sent_at = self.loop.time()
-        queued = self.conn.data_to_send()  # anything websockets has queued goes first
+        queued = self.conn.data_to_send() if self.conn.writes else []  # anything queued first
         queued.append(PING_HEADER)
         queued.append(payload)
         self.transport.write(b"".join(queued))
@@ -376,7 +376,10 @@ class BatchingWebSocketProtocol(WebSocketsSansIOProtocol):
         # A server's frames are unmasked and ours are never fragmented, so a frame is a header
         # and its payload: framed here, without websockets' general path (a frame object, its
         # checks and serialization for each). Anything websockets has queued goes first.
-        parts = conn.data_to_send()
+        # data_to_send() leaves a new list in websockets for every call: one young object per
+        # socket and card for the collector (server/collector.py), so it is asked only when it
+        # holds something.
+        parts = conn.data_to_send() if conn.writes else []
         for frame in frames:
             payload = frame if isinstance(frame, bytes) else frame.encode()
             parts.append(_header(BINARY if isinstance(frame, bytes) else TEXT, len(payload)))
