@@ -20,7 +20,8 @@ frozen list: ``gc.get_freeze_count`` held the loop 85-110 ms at 2,400 tables), a
 collection's pause in ``hearts_gc_pause_seconds``.
 
 A young collection still traverses every object made since the last one that is alive,
-and that includes each table's current state (a step makes a new one, 18-22 tracked objects).
+and that includes each table's current state (a step makes a new one: 8 tracked objects for a
+card in mid-game, since copies share what a step leaves alone; 18-22 before).
 The young threshold counts allocations net of frees, so a steady load, which frees a state for
 each it makes, rarely reaches it, and when it did, the collection traversed every table's
 state at once. So the node collects the young generation itself, every 0.1 s

@@ -142,14 +142,14 @@ class _Step(ShuffleSteps):
             self.emit(ALL, "connection", seat=i, connected=True)
 
     def _Disconnect(self, c: Disconnect) -> None:
-        i = self.state.seat_of(c.player)
+        st = self.state
+        i = st.seat_of(c.player)
         if i is None:
-            if c.player in self.state.spectators:
-                st = self.state
+            if c.player in st.spectators:
                 st.spectators = [p for p in st.spectators if p != c.player]
-                self.emit(ALL, "spectators", count=len(self.state.spectators))
+                self.emit(ALL, "spectators", count=len(st.spectators))
             return
-        seat = self.state.seats[i]
+        seat = st.seats[i]
         assert seat is not None
         if c.conn not in seat.conns:
             return
