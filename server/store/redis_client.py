@@ -17,10 +17,9 @@ scripts and transactions touch one hash slot each (see the key layouts of ``redi
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import Iterator
 from importlib import resources
-from typing import Any
+from types import TracebackType
+from typing import Any, Literal
 
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
@@ -123,20 +122,36 @@ def load_script(name: str) -> str:
     return resources.files("server.store").joinpath(name).read_text(encoding="utf-8")
 
 
-@contextlib.contextmanager
-def store_errors() -> Iterator[None]:
+class _StoreErrors:
+    """The context of one call to Redis: see ``store_errors``. A class, not a generator
+    (``contextlib.contextmanager``): every card's commit enters one, and a generator's context
+    costs a generator and a wrapper object each time."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        metrics.STORE_CALLS.inc()
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> Literal[False]:
+        if isinstance(exc, (RedisConnectionError, RedisTimeoutError, OSError)):
+            raise StoreUnavailable(str(exc)) from exc
+        if isinstance(exc, RedisError):
+            raise StoreError(str(exc)) from exc
+        return False
+
+
+_STORE_ERRORS = _StoreErrors()
+
+
+def store_errors() -> _StoreErrors:
     """Map redis-py errors to the store's own, so callers never import redis.
 
     Each use is one call to Redis (a command, a script or a pipeline: one round trip, but for
     ``events_since``, which may take two), counted for the cost-per-card figures.
     """
-    metrics.STORE_CALLS.inc()
-    try:
-        yield
-    except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
-        raise StoreUnavailable(str(exc)) from exc
-    except RedisError as exc:
-        raise StoreError(str(exc)) from exc
+    return _STORE_ERRORS
 
 
 def as_bytes(value: object) -> bytes:

@@ -169,7 +169,10 @@ class Lanes:
         self._lanes: dict[tuple[str, int], Lane] = {}
         self._connecting: dict[tuple[str, int], asyncio.Future[None]] = {}
         self._failed: dict[tuple[str, int], float] = {}
-        self._single = None if isinstance(client, RedisCluster) else self._single_address()
+        # Asked once: RedisCluster's isinstance goes through typing's protocol check (about a
+        # microsecond), and every batch asks where its keys live.
+        self._cluster = isinstance(client, RedisCluster)
+        self._single = None if self._cluster else self._single_address()
 
     def _single_address(self) -> Address | None:
         pool = getattr(self._client, "connection_pool", None)
@@ -181,9 +184,9 @@ class Lanes:
         return Address(settings["host"], int(settings.get("port") or 6379), settings)
 
     def _address(self, key: str) -> Address | None:
-        client = self._client
-        if not isinstance(client, RedisCluster):
+        if not self._cluster:
             return self._single
+        client = cast(RedisCluster, self._client)
         if not getattr(client, "_first_map_read", True):
             return None  # the slot map is not known yet: redis-py learns it
         try:
