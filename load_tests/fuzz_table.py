@@ -129,7 +129,10 @@ class Attacker:
         self._refill = now
         if self._tokens < 1:
             await asyncio.sleep((1 - self._tokens) / RATE)
+            # The wait earned the one token: counted from now, or the next call would earn it
+            # again (twice the rate, over the server's limit, once the sender is fast enough).
             self._tokens = 1
+            self._refill = time.monotonic()
         self._tokens -= 1
         self.on_socket += 1
 
