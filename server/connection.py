@@ -180,6 +180,8 @@ class Connection:
         self._tokens = min(RATE_BURST, self._tokens + (now - self._refill) * RATE_PER_SECOND)
         self._refill = now
         if self._tokens < 1:
+            # The documented code first, then the close: a client sees why (docs/protocol.md).
+            self.push(error_frame(None, "rate_limited"))
             raise Closing(POLICY_VIOLATION, "flood")
         self._tokens -= 1
 

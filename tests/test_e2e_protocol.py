@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import msgpack
 import pytest
 import websockets
+from websockets.typing import Subprotocol
 
 from protocol.client import CommandError, HeartsClient
 
@@ -150,8 +151,43 @@ async def test_a_flood_closes_with_a_policy_code(server: ServerProcess) -> None:
     with contextlib.suppress(websockets.ConnectionClosed):
         for _ in range(2000):
             await client.send_raw(frame)
-    code, _ = await asyncio.wait_for(client.closed, 10)
-    assert code == 1008
+    code, reason = await asyncio.wait_for(client.closed, 10)
+    assert (code, reason) == (1008, "flood")
+
+
+async def closing_error(
+    url: str, frames: list[bytes]
+) -> tuple[list[dict[str, object]], int | None, str]:
+    """Send ``frames`` on a fresh msgpack socket; the errors it got, then its close."""
+    errors: list[dict[str, object]] = []
+    async with websockets.connect(url, subprotocols=[Subprotocol("hearts.v1.msgpack")]) as ws:
+        with contextlib.suppress(websockets.ConnectionClosed):
+            for frame in frames:
+                await ws.send(frame)
+        with contextlib.suppress(websockets.ConnectionClosed):
+            while True:
+                answer = msgpack.unpackb(await asyncio.wait_for(ws.recv(), 10))
+                if answer.get("type") == "error":
+                    errors.append(answer)
+        return errors, ws.close_code, ws.close_reason or ""
+
+
+async def test_a_flood_is_told_before_the_close_and_a_frame_too_large_is_closed(
+    server: ServerProcess,
+) -> None:
+    """docs/protocol.md, "Limits": a flood gets the error ``rate_limited``, then the close 1008
+    "flood"; a frame over 4096 bytes is closed with 1009 by the WebSocket layer, unread."""
+    errors, code, reason = await closing_error(
+        server.ws, [msgpack.packb({"type": "ping", "id": 1})] * 400
+    )
+    assert (code, reason) == (1008, "flood")
+    assert [e["code"] for e in errors] == ["not_authenticated"] * (len(errors) - 1) + [
+        "rate_limited"
+    ]
+    assert errors[-1]["re"] is None and errors[-1]["message"]
+    big = msgpack.packb({"type": "ping", "id": 2, "pad": "x" * 5000})
+    errors, code, reason = await closing_error(server.ws, [big])
+    assert code == 1009 and errors == []
 
 
 async def test_an_unknown_subprotocol_is_refused(server: ServerProcess) -> None:
