@@ -114,6 +114,7 @@ class Connection:
             return
         pending = self.pending
         if len(pending) >= OUTBOX_LIMIT:
+            log.warning("connection %s is %d frames behind: closing it", self.id, OUTBOX_LIMIT)
             self.closed = self.dropped = True
             self.wake()  # the writer sends what is queued, then closes the socket
             return
@@ -182,6 +183,7 @@ class Connection:
         if self._tokens < 1:
             # The documented code first, then the close: a client sees why (docs/protocol.md).
             self.push(error_frame(None, "rate_limited"))
+            log.warning("connection %s sent a flood: closing it", self.id)
             raise Closing(POLICY_VIOLATION, "flood")
         self._tokens -= 1
 
