@@ -7,6 +7,7 @@ with a stable code and changes nothing; no exception reaches a client as a stack
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
 import time
@@ -48,6 +49,8 @@ from server.ws_protocol import RoundTrip
 
 log = logging.getLogger(__name__)
 
+CLOSE_RETRY_SECONDS = 30.0  # how long a closed socket's leaving is retried while the store is down
+STORE_TROUBLE = frozenset({"store_unavailable", "outcome_unknown"})
 OUTBOX_LIMIT = 2000  # a client this far behind is dropped; it resumes from its last seq
 RATE_PER_SECOND = 50.0
 RATE_BURST = 200.0  # a fast scripted client stays under it; a flood does not
@@ -358,18 +361,33 @@ class Connection:
         finally:
             self.release()
 
-    async def exit_room(self) -> None:
-        """Stop watching the room; a seat this socket held counts it as closed."""
+    async def exit_room(self, retry_for: float = 0.0) -> None:
+        """Stop watching the room; a seat this socket held counts it as closed. With the store
+        unreachable, that is tried again for ``retry_for`` seconds (a socket that closed: else
+        its seat would read connected for good, and never go away for the clocks)."""
         room, self.room = self.room, None
         self.seat = None
         if room is None:
             return
         await self.node.hub.unwatch(self, room)
-        if self.identity is not None:
+        if self.identity is None:
+            return
+        left = Disconnect(self.identity.player, self.id)  # applied twice, it changes nothing
+        delay, waited = 0.25, 0.0
+        while True:
             try:
-                await self.node.rooms.apply(room, Disconnect(self.identity.player, self.id))
+                await self.node.rooms.apply(room, left)
+                return
+            except RoomError as e:
+                if e.code not in STORE_TROUBLE or waited + delay > retry_for:
+                    log.warning("could not record that %s left room %s: %s", self.id, room, e.code)
+                    return
             except Exception:
-                log.warning("could not record that %s left room %s", self.id, room)
+                log.exception("could not record that %s left room %s", self.id, room)
+                return
+            await asyncio.sleep(delay)
+            waited += delay
+            delay = min(2 * delay, 4.0)
 
     async def on_close(self) -> None:
         self.closed = True
@@ -377,7 +395,7 @@ class Connection:
             await self.node.quickplay.leave(self)  # a dropped connection leaves the queue
         except Exception:
             log.warning("could not take %s out of the queue", self.id)
-        await self.exit_room()
+        await self.exit_room(retry_for=CLOSE_RETRY_SECONDS)
 
     async def _view(self, state: RoomState) -> dict[str, Any]:
         player = self.identity.player if self.identity is not None else None

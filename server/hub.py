@@ -87,11 +87,17 @@ class Hub:
                 task = self._catch_ups.pop(room, None)
                 if task is not None:
                     task.cancel()
-                assert self._sub is not None
-                await self._sub.remove(room)
-                await self.store.untrack_room(self.node_id, room)
                 self.actors.forget(room)
                 metrics.ROOMS_WATCHED.set(len(self.watchers))
+                assert self._sub is not None
+                try:
+                    # Both may fail safely: a lost subscription is not renewed, and a room
+                    # still tracked for this node only has the others publish to it (and the
+                    # reaper visit it) for nothing.
+                    await self._sub.remove(room)
+                    await self.store.untrack_room(self.node_id, room)
+                except StoreError as e:
+                    log.warning("unwatching room %s: the store is unreachable: %s", room, e)
 
     def committed(self, room: str, first_seq: int, events: list[Event]) -> None:
         """This node committed ``events`` as ``first_seq``…: hand them to the room's sockets now.
