@@ -52,6 +52,9 @@ class ServerProcess:
             self.env.pop("REDIS_URL", None)
         self.proc: subprocess.Popen[bytes] | None = None
         self.log_path = Path(f"/tmp/hearts-e2e-{self.port}.log")
+        # The file is appended to (a restarted node keeps its log), and an earlier process on
+        # this port may have written it: ``log()`` is what this one's processes wrote.
+        self._log_from = self.log_path.stat().st_size if self.log_path.exists() else 0
 
     @property
     def base(self) -> str:
@@ -93,4 +96,8 @@ class ServerProcess:
                 self.kill()
 
     def log(self) -> str:
-        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+        if not self.log_path.exists():
+            return ""
+        with self.log_path.open("rb") as f:
+            f.seek(self._log_from)
+            return f.read().decode(errors="replace")
