@@ -31,7 +31,7 @@ import msgpack
 import redis.asyncio as aioredis
 from redis.asyncio.client import PubSub
 from redis.asyncio.cluster import RedisCluster
-from redis.exceptions import RedisError
+from redis.exceptions import RedisError, SlotNotCoveredError
 
 from server.outage_log import OutageLog
 from server.store.base import (
@@ -194,7 +194,10 @@ class RedisSubscriber(Subscriber):
     def _owner(self, channel: bytes) -> str:
         if self._cluster is None:
             return _SINGLE
-        node = self._cluster.get_node_from_key(channel.decode())
+        try:
+            node = self._cluster.get_node_from_key(channel.decode())
+        except SlotNotCoveredError:  # not a RedisError: mid-failover, the slot has no owner yet
+            node = None
         if node is None:
             raise StoreUnavailable("no cluster node owns the slot of " + channel.decode())
         return str(node.name)
@@ -240,7 +243,13 @@ class RedisSubscriber(Subscriber):
                 log.debug("room subscriber: slot map refresh failed: %s", exc)
                 return
             for channel in list(link.channels):
-                owner = self._owner(channel)
+                try:
+                    owner = self._owner(channel)
+                except StoreUnavailable:
+                    # Mid-failover the refreshed map may give the slot no owner yet: the room
+                    # stays here, and the link's next failure looks again. (Raised out of here,
+                    # it ended the link's reader, and its rooms' live events with it.)
+                    continue
                 if owner == link.name:
                     continue
                 link.channels.discard(channel)
@@ -287,6 +296,10 @@ class RedisSubscriber(Subscriber):
                 if not link.pubsub.subscribed:
                     await asyncio.sleep(0.05)  # nothing to read before the first SSUBSCRIBE
                     continue
+                if link.pubsub.connection is None:
+                    # Its first SSUBSCRIBE failed before it connected (``_rehome`` onto a
+                    # primary just promoted): nothing but another one connects it.
+                    await link.pubsub.ssubscribe(*link.pubsub.shard_channels)
                 message = await link.pubsub.get_message(timeout=1.0)
                 if message is None:
                     silence = time.monotonic() - silent_since
@@ -307,7 +320,15 @@ class RedisSubscriber(Subscriber):
                 # server may be gone for good: see whether its slots have a new owner.
                 outage.failed()
                 if self._cluster is not None:
-                    await self._rehome(link)
+                    with contextlib.suppress(StoreError):
+                        await self._rehome(link)
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 1.0)
+                continue
+            except Exception:
+                # Never a reader that ends on its own: every room on the link would then get
+                # its events only when its node commits to it, in bursts.
+                log.exception("room subscriber: the reader of %s failed; reading on", link.name)
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, 1.0)
                 continue
