@@ -13,8 +13,11 @@ import hiredis
 import pytest
 import redis
 from redis.asyncio.cluster import RedisCluster
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError, SlotNotCoveredError
 
-from server.store import Snapshot, StoredEvent, StoreUnavailable
+from server.store import Snapshot, StoredEvent, StoreError, StoreUnavailable
+from server.store.redis_client import store_errors
 from server.store.redis_packing import PackedConnection
 from server.store.redis_store import RedisRoomStore
 
@@ -374,3 +377,20 @@ def test_lanes_open_on_uvloop(clean_redis: str) -> None:
         return laned
 
     assert uvloop.run(main()) == 1
+
+
+def test_redis_errors_become_the_stores_own() -> None:
+    """``store_errors``: lost connections and a slot no node owns yet (a cluster mid-failover:
+    redis-py's SlotNotCoveredError is not a RedisError) are StoreUnavailable, other Redis errors
+    StoreError, and anything else goes through unchanged."""
+    cases: list[tuple[BaseException, type[BaseException]]] = [
+        (RedisConnectionError("gone"), StoreUnavailable),
+        (SlotNotCoveredError('Slot "1" is not covered by the cluster.'), StoreUnavailable),
+        (ConnectionRefusedError(111, "refused"), StoreUnavailable),
+        (ResponseError("WRONGTYPE"), StoreError),
+        (KeyError("not redis"), KeyError),
+    ]
+    for raised, expected in cases:
+        with pytest.raises(expected) as caught, store_errors():
+            raise raised
+        assert caught.value is raised or caught.value.__cause__ is raised

@@ -26,7 +26,7 @@ from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
+from redis.exceptions import RedisError, SlotNotCoveredError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from server import metrics
@@ -135,7 +135,9 @@ class _StoreErrors:
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> Literal[False]:
-        if isinstance(exc, (RedisConnectionError, RedisTimeoutError, OSError)):
+        # SlotNotCoveredError is not a RedisError: a cluster mid-failover, whose slot map gives
+        # a slot no owner yet.
+        if isinstance(exc, (RedisConnectionError, RedisTimeoutError, OSError, SlotNotCoveredError)):
             raise StoreUnavailable(str(exc)) from exc
         if isinstance(exc, RedisError):
             raise StoreError(str(exc)) from exc
