@@ -16,7 +16,8 @@ are events lost, and that is logged.
 
 On a cluster, a link that fails (its primary died) or is told the slot moved (``MOVED``, or a
 server-sent ``sunsubscribe``) asks the cluster client for the slot map again and moves each of
-its rooms whose slot has a new owner to that owner's link.
+its rooms whose slot has a new owner to that owner's link (a slot with no owner yet, mid-failover,
+waits for the link's next failure to look again).
 """
 
 from __future__ import annotations
