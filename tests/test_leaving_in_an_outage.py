@@ -17,18 +17,7 @@ from server.hub import Hub
 from server.identity import Identity
 from server.room.commands import Disconnect, RoomError
 from server.store import MemoryRoomStore, StoreUnavailable
-
-
-class Watcher:
-    def __init__(self) -> None:
-        self.id = "n/1"
-        self.seat: int | None = None
-        self.identity: Identity | None = None
-        self.last_seq = 0
-        self.entering = False
-
-    def deliver(self, out: object) -> None:
-        pass
+from tests.test_fan_out import Socket
 
 
 async def test_unwatching_with_the_store_down_still_lets_go_of_the_room() -> None:
@@ -38,7 +27,7 @@ async def test_unwatching_with_the_store_down_still_lets_go_of_the_room() -> Non
     hub = Hub(store, "n", actors)
     await hub.start()
     try:
-        sock = Watcher()
+        sock = Socket()
         await hub.watch(sock, "r")
         actors.get("r")
         assert actors.peek("r") is not None

@@ -321,8 +321,7 @@ class RedisSubscriber(Subscriber):
                 # server may be gone for good: see whether its slots have a new owner.
                 outage.failed()
                 if self._cluster is not None:
-                    with contextlib.suppress(StoreError):
-                        await self._rehome(link)
+                    await self._rehome(link)
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, 1.0)
                 continue
