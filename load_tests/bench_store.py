@@ -141,6 +141,7 @@ async def run(store: RoomStore, args: argparse.Namespace) -> Results:
         *(worker(store, rooms, i, 2, args, Results()) for i in range(args.concurrency))
     )
     quota, extra = divmod(args.commits, args.concurrency)
+    stats_before = script_stats(args.url)
     started = time.perf_counter()
     await asyncio.gather(
         *(
@@ -149,6 +150,7 @@ async def run(store: RoomStore, args: argparse.Namespace) -> Results:
         )
     )
     elapsed = results.elapsed = time.perf_counter() - started
+    stats_after = script_stats(args.url)
     results.latencies.sort()
     if drainer is not None:
         await asyncio.sleep(0.2)  # let the last publishes arrive
@@ -172,8 +174,29 @@ async def run(store: RoomStore, args: argparse.Namespace) -> Results:
         )
         + f"  max {lat[-1] * 1000:.3f}"
     )
+    if stats_before is not None and stats_after is not None and results.commits:
+        # Redis's own time in the commit script: its CPU per commit, whatever the client costs.
+        calls = stats_after[0] - stats_before[0]
+        usec = stats_after[1] - stats_before[1]
+        print(
+            f"redis_script_us_per_commit: {usec / max(calls, 1):.1f}  "
+            f"({calls} script calls, conflicts included)"
+        )
     print(f"commits_per_second: {round(results.commits / elapsed)}")
     return results
+
+
+def script_stats(url: str | None) -> tuple[int, int] | None:
+    """Redis's count of EVALSHA calls and the microseconds it spent in them, or None (the
+    in-process store)."""
+    if url is None:
+        return None
+    client = redis.Redis.from_url(url)
+    try:
+        stats = client.info("commandstats").get("cmdstat_evalsha", {})
+    finally:
+        client.close()
+    return int(stats.get("calls", 0)), int(stats.get("usec", 0))
 
 
 async def main_async(args: argparse.Namespace) -> None:

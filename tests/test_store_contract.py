@@ -521,6 +521,38 @@ async def test_redis_keys_of_a_room_share_its_deadline_shards_slot(
     await redis_store.close()
 
 
+async def test_redis_commits_in_play_leave_the_keys_lasting_without_a_persist_each(
+    redis_store: RedisRoomStore, clean_redis: str
+) -> None:
+    client = redis.Redis.from_url(clean_redis)
+
+    def persists() -> int:
+        return int(client.info("commandstats").get("cmdstat_persist", {}).get("calls", 0))
+
+    tag = f"{PREFIX}:{{s{shard_of('r1')}}}:room:r1"
+    keys = [f"{tag}:state", f"{tag}:log", f"{tag}:archive:g", f"{tag}:nodes"]
+    try:
+        await redis_store.create_room("r1", b"v1", evs(1, 1), None)
+        await redis_store.watch_room("n1", "r1")
+        before = persists()
+        for v in range(1, 6):  # cards in play
+            assert await redis_store.commit("r1", v, b"s", evs(v + 1, v + 1), None)
+        assert persists() == before
+        # The hand ends the game: every key expires; a rematch puts them back in play.
+        last_hand = Archive("g", {"a": b"1"})
+        assert await redis_store.commit("r1", 6, b"s", evs(7, 7), None, last_hand, 60)
+        assert all(client.pttl(k) > 0 for k in keys)
+        assert await redis_store.commit("r1", 7, b"s", evs(8, 8), None, Archive("g", {"b": b"2"}))
+        assert [client.pttl(k) for k in keys] == [-1, -1, -1, -1]
+        assert client.hget(keys[0], "x") is None
+        after = persists()
+        assert await redis_store.commit("r1", 8, b"s", evs(9, 9), None)
+        assert persists() == after
+    finally:
+        client.close()
+        await redis_store.close()
+
+
 def test_a_rooms_cached_commit_keys_are_its_key_names() -> None:
     keys = RoomKeys(PREFIX)
     names = keys.commit_keys("r1")

@@ -1,5 +1,6 @@
 -- Compare-and-set one room transition (also creates a room: expected version 0).
--- KEYS[1] state hash {v=version, s=state, q=last event seq, n=nonce of the last commit}
+-- KEYS[1] state hash {v=version, s=state, q=last event seq, n=nonce of the last commit,
+--   x=1 while the room's keys expire (absent: they last)}
 -- KEYS[2] event log stream, entry id "<seq>-0", fields d=data, p=seq of the previous event
 -- KEYS[3] the deadline sorted set of the room's shard (member = room id)
 -- KEYS[4] archive hash of the room's current game (finished hands' records)
@@ -12,7 +13,8 @@
 -- then n archive field, value pairs, then seq, data pairs
 -- Returns 1 when applied (or already applied by this very call), 0 on a version conflict.
 local expected = tonumber(ARGV[1])
-local version = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
+local held = redis.call('HMGET', KEYS[1], 'v', 'q', 'x')
+local version = tonumber(held[1] or '0')
 if version ~= expected then
   -- The client retries a call whose reply was lost: report the earlier success, apply nothing.
   if version == expected + 1 and redis.call('HGET', KEYS[1], 'n') == ARGV[8] then
@@ -22,7 +24,7 @@ if version ~= expected then
 end
 local n = tonumber(ARGV[10])
 local first_event = 12 + 2 * n
-local last = redis.call('HGET', KEYS[1], 'q') or '0'
+local last = held[2] or '0'
 -- Check every seq before writing anything: Redis does not roll a script back on error.
 local prev = tonumber(last)
 for i = first_event, #ARGV, 2 do
@@ -50,10 +52,17 @@ else
   redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
 end
 -- A finished or idle room expires; a room in play never does (its clocks will finish it).
-for _, k in ipairs({1, 2, 4, 5}) do
-  if ARGV[9] == '' then
-    redis.call('PERSIST', KEYS[k])
-  else
+-- Its keys are made lasting only when they were expiring (x): a card in play costs no PERSIST.
+if ARGV[9] == '' then
+  if held[3] then
+    for _, k in ipairs({1, 2, 4, 5}) do
+      redis.call('PERSIST', KEYS[k])
+    end
+    redis.call('HDEL', KEYS[1], 'x')
+  end
+else
+  redis.call('HSET', KEYS[1], 'x', '1')
+  for _, k in ipairs({1, 2, 4, 5}) do
     redis.call('PEXPIRE', KEYS[k], ARGV[9])
   end
 end

@@ -5,7 +5,9 @@ hash tag ``{sN}`` (``redis_keys``); every key of a room carries its shard's tag,
 one commit touches is in one hash slot, as a Redis Cluster requires:
 
 - ``hearts:{sN}:room:ID:state`` hash: ``v`` version, ``s`` state bytes, ``q`` newest event seq,
-  ``n`` nonce of the last commit (lets a retried commit recognise its own earlier success).
+  ``n`` nonce of the last commit (lets a retried commit recognise its own earlier success),
+  ``x`` present while the room's keys expire (a room not in play): a commit in play then
+  makes them lasting again, and one that finds no ``x`` leaves their expiry alone.
 - ``hearts:{sN}:room:ID:log`` stream: one entry per event, id ``<seq>-0``, fields ``d`` (data)
   and ``p`` (seq of the event before it), trimmed with ``XADD … MAXLEN ~ max_log``.
 - ``hearts:{sN}:room:ID:archive:GAME`` hash: records of the game's finished hands (their audits
