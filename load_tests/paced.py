@@ -219,10 +219,12 @@ class PacedRun:
             return None
         before = self.probe.snapshot() if self.probe else None
         cpu = cpu_seconds(self.target.node_pids)
+        cpu_redis = cpu_seconds(self.redis_pids)
         started = time.time()
         self.pump(IDLE_WINDOW)
         seconds = time.time() - started
         cpu = cpu_seconds(self.target.node_pids) - cpu
+        cpu_redis = cpu_seconds(self.redis_pids) - cpu_redis
         after = self.probe.snapshot() if self.probe else None
         delta = RedisProbe.delta(before, after) if before and after else None
         return Idle(
@@ -230,6 +232,7 @@ class PacedRun:
             cpu / seconds,
             (delta.commands / seconds) if delta else 0.0,
             (delta.round_trips / seconds) if delta else 0.0,
+            cpu_redis / seconds,
         )
 
     def open_window(self, label: str, tables: int) -> Window:
@@ -404,7 +407,7 @@ class PacedRun:
                     "send → the last seat's card_played, every play",
                 )
             )  # fmt: skip
-            out.extend(per_card_lines(head, idle, len(self.target.node_pids)))
+            out.extend(per_card_lines(head, idle, len(self.target.node_pids), len(self.redis_pids)))
             say(node_lag_line(head))
             say(node_gc_line(head))
         if self.probe is not None or self.scans:

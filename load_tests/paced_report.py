@@ -21,12 +21,14 @@ P99_BAR_MS = 50.0
 
 @dataclass
 class Idle:
-    """Rates with no table seated: node CPU s/s, Redis commands/s and round trips/s."""
+    """Rates with no table seated: node CPU s/s, Redis commands/s and round trips/s, Redis's
+    CPU s/s (0 where the run did not start Redis)."""
 
     seconds: float
     cpu_nodes: float
     commands: float
     round_trips: float
+    cpu_redis: float = 0.0
 
 
 @dataclass
@@ -90,8 +92,11 @@ def latency_line(name: str, values: list[float], what: str) -> str:
     return f"{name}: {parts}  max {values[-1]:.1f}  ({what}, {len(values)} samples)"
 
 
-def per_card_lines(window: Window, idle: Idle | None, node_count: int) -> list[str]:
-    """node_cpu_ms_per_card and redis_round_trips_per_card (or why they were not measured)."""
+def per_card_lines(
+    window: Window, idle: Idle | None, node_count: int, redis_count: int = 0
+) -> list[str]:
+    """node_cpu_ms_per_card, redis_round_trips_per_card and, where the run started Redis,
+    redis_cpu_ms_per_card (or why they were not measured)."""
     cards = max(1, window.cards)
     out = []
     if node_count and idle is not None:
@@ -121,6 +126,13 @@ def per_card_lines(window: Window, idle: Idle | None, node_count: int) -> list[s
             f"{idle.commands:.0f}/s; gross {d.commands / cards:.2f})"
         )
         out.append(f"redis_top_commands_per_card: {top}  (gross, the probe's own calls out)")
+        if redis_count:
+            # The box's other cost per card: Redis shares the machine with the nodes.
+            net = (window.cpu_redis - idle.cpu_redis * window.seconds) * 1000 / cards
+            out.append(
+                f"redis_cpu_ms_per_card: {net:.3f}  (net of the idle rate {idle.cpu_redis:.3f} "
+                f"cores; gross {window.cpu_redis * 1000 / cards:.3f})"
+            )
     else:
         out.append("redis_round_trips_per_card: not measured  (pass --redis-url)")
     return out
