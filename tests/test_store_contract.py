@@ -544,10 +544,15 @@ async def test_redis_commits_in_play_leave_the_keys_lasting_without_a_persist_ea
         assert all(client.pttl(k) > 0 for k in keys)
         assert await redis_store.commit("r1", 7, b"s", evs(8, 8), None, Archive("g", {"b": b"2"}))
         assert [client.pttl(k) for k in keys] == [-1, -1, -1, -1]
-        assert client.hget(keys[0], "x") is None
+        assert client.hget(keys[0], "x") == b"0"
         after = persists()
         assert await redis_store.commit("r1", 8, b"s", evs(9, 9), None)
         assert persists() == after
+        # A room stored before x was kept, expiring, is made lasting by its next commit.
+        client.hdel(keys[0], "x")
+        client.pexpire(keys[1], 60_000)
+        assert await redis_store.commit("r1", 9, b"s", evs(10, 10), None)
+        assert client.pttl(keys[1]) == -1 and client.hget(keys[0], "x") == b"0"
     finally:
         client.close()
         await redis_store.close()

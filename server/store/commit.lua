@@ -1,6 +1,6 @@
 -- Compare-and-set one room transition (also creates a room: expected version 0).
 -- KEYS[1] state hash {v=version, s=state, q=last event seq, n=nonce of the last commit,
---   x=1 while the room's keys expire (absent: they last)}
+--   x=1 while the room's keys expire, 0 while they last (absent: written before x was kept)}
 -- KEYS[2] event log stream, entry id "<seq>-0", fields d=data, p=seq of the previous event
 -- KEYS[3] the deadline sorted set of the room's shard (member = room id)
 -- KEYS[4] archive hash of the room's current game (finished hands' records)
@@ -52,13 +52,14 @@ else
   redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
 end
 -- A finished or idle room expires; a room in play never does (its clocks will finish it).
--- Its keys are made lasting only when they were expiring (x): a card in play costs no PERSIST.
+-- Its keys are made lasting only when they may be expiring (x is not 0): a card in play costs
+-- no PERSIST. A room stored before x was kept is made lasting once, as an expiring one.
 if ARGV[9] == '' then
-  if held[3] then
+  if held[3] ~= '0' then
     for _, k in ipairs({1, 2, 4, 5}) do
       redis.call('PERSIST', KEYS[k])
     end
-    redis.call('HDEL', KEYS[1], 'x')
+    redis.call('HSET', KEYS[1], 'x', '0')
   end
 else
   redis.call('HSET', KEYS[1], 'x', '1')

@@ -6,8 +6,8 @@ one commit touches is in one hash slot, as a Redis Cluster requires:
 
 - ``hearts:{sN}:room:ID:state`` hash: ``v`` version, ``s`` state bytes, ``q`` newest event seq,
   ``n`` nonce of the last commit (lets a retried commit recognise its own earlier success),
-  ``x`` present while the room's keys expire (a room not in play): a commit in play then
-  makes them lasting again, and one that finds no ``x`` leaves their expiry alone.
+  ``x`` 1 while the room's keys expire (a room not in play), 0 while they last: a commit in
+  play makes them lasting again unless it finds 0 (absent: stored before ``x`` was kept).
 - ``hearts:{sN}:room:ID:log`` stream: one entry per event, id ``<seq>-0``, fields ``d`` (data)
   and ``p`` (seq of the event before it), trimmed with ``XADD … MAXLEN ~ max_log``.
 - ``hearts:{sN}:room:ID:archive:GAME`` hash: records of the game's finished hands (their audits
