@@ -529,8 +529,8 @@ async def test_redis_commits_in_play_leave_the_keys_lasting_without_a_persist_ea
     def persists() -> int:
         return int(client.info("commandstats").get("cmdstat_persist", {}).get("calls", 0))
 
-    tag = f"{PREFIX}:{{s{shard_of('r1')}}}:room:r1"
-    keys = [f"{tag}:state", f"{tag}:log", f"{tag}:archive:g", f"{tag}:nodes"]
+    names = RoomKeys(PREFIX)
+    keys = [names.room("r1", part) for part in ("state", "log", "archive:g", "nodes")]
     try:
         await redis_store.create_room("r1", b"v1", evs(1, 1), None)
         await redis_store.watch_room("n1", "r1")
