@@ -84,10 +84,24 @@ class Cluster:
     node_ports: list[int] = field(default_factory=list)
     redis_proc: subprocess.Popen[bytes] | None = None
     node_procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    # The nodes reach Redis by its Unix socket, as a node beside its Redis would be set up;
+    # the harness's own probes keep the TCP port.
+    redis_unix: bool = False
 
     @property
     def redis_url(self) -> str:
         return f"redis://127.0.0.1:{self.redis_port}/0"
+
+    @property
+    def redis_socket(self) -> Path:
+        return self.workdir / "redis.sock"
+
+    @property
+    def node_redis_url(self) -> str:
+        """The ``REDIS_URL`` the nodes are given."""
+        if self.redis_unix:
+            return f"unix://{self.redis_socket}?db=0"
+        return self.redis_url
 
     @property
     def endpoints(self) -> list[Endpoint]:
@@ -133,7 +147,8 @@ class Cluster:
              "--auto-aof-rewrite-min-size", "512mb",
              # Redis notes its own stalls (a fork, an AOF write or fsync, a slow command) of
              # this many ms and more: the paced report prints them.
-             "--latency-monitor-threshold", "20"],
+             "--latency-monitor-threshold", "20",
+             "--unixsocket", str(self.redis_socket), "--unixsocketperm", "700"],
         )  # fmt: skip
         client = redis.Redis(port=self.redis_port, socket_connect_timeout=0.5)
         try:
@@ -148,7 +163,7 @@ class Cluster:
                 **os.environ,
                 "HOST": "127.0.0.1",
                 "PORT": str(port),
-                "REDIS_URL": self.redis_url,
+                "REDIS_URL": self.node_redis_url,
                 "HEARTS_SECRET": secret,
                 "NODE_ID": f"load-node{i + 1}",
                 "LOG_LEVEL": "WARNING",

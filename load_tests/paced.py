@@ -511,14 +511,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.url is not None:
             target = Target([endpoint_for(args.url)], args.pid, args.redis_url, args.url)
         else:
-            cluster = Cluster(args.start, settings=node_settings(args))
+            cluster = Cluster(args.start, settings=node_settings(args), redis_unix=args.redis_unix)
             with stop_on_sigterm():
                 cluster.start()
             target = Target(
                 cluster.endpoints,
                 cluster.node_pids,
                 cluster.redis_url,
-                f"{args.start} node(s) started here, private redis-server (AOF everysec)",
+                f"{args.start} node(s) started here, private redis-server (AOF everysec"
+                + (", the nodes on its Unix socket)" if args.redis_unix else ")"),
             )
         run = PacedRun(args, target)
         signal.signal(signal.SIGINT, ask_stop)

@@ -51,6 +51,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="the host moves to a /ws?room=CODE socket after open_room (for a room-hashing LB)",
     )
+    parser.add_argument(
+        "--redis-unix",
+        action="store_true",
+        help="with --start: the nodes reach the private Redis by its Unix socket, not TCP",
+    )
     parser.add_argument("--target", type=int, choices=(50, 100), default=50, help="game target")
     parser.add_argument("--seed", type=int, default=0, help="players' random choices")
     parser.add_argument("--plot", help="write a latency-over-time PNG here")

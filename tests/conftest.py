@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import subprocess
@@ -29,6 +30,9 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+SOCKET_NAME = "redis.sock"
+
+
 def _start_redis() -> tuple[subprocess.Popen[bytes], int, str]:
     """Start a throwaway redis-server on a free port and wait until it answers PING."""
     binary = shutil.which("redis-server")
@@ -44,6 +48,8 @@ def _start_redis() -> tuple[subprocess.Popen[bytes], int, str]:
             "--port": str(port),
             "--bind": "127.0.0.1",
             "--dir": workdir,
+            "--unixsocket": os.path.join(workdir, SOCKET_NAME),  # beside the port: unix:// too
+            "--unixsocketperm": "700",
         }
         process = subprocess.Popen(
             [binary, *(word for option in options.items() for word in option)],
@@ -78,6 +84,20 @@ def redis_url() -> Iterator[str]:
         process.kill()
         process.wait()
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+@pytest.fixture
+def redis_unix_url(clean_redis: str) -> str:
+    """The same private Redis (emptied), by its Unix socket."""
+    client = redis.Redis.from_url(clean_redis)
+    try:
+        (path,) = (
+            value.decode() if isinstance(value, bytes) else value
+            for value in client.config_get("unixsocket").values()
+        )
+    finally:
+        client.close()
+    return f"unix://{path}?db=0"
 
 
 @pytest.fixture

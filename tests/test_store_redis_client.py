@@ -394,3 +394,21 @@ def test_redis_errors_become_the_stores_own() -> None:
         with pytest.raises(expected) as caught, store_errors():
             raise raised
         assert caught.value is raised or caught.value.__cause__ is raised
+
+
+async def test_a_unix_socket_url_gets_lanes_too(redis_unix_url: str) -> None:
+    """A node beside its Redis reaches it by the socket file; its commits still go on a lane,
+    not through redis-py."""
+    store = RedisRoomStore(redis_unix_url, prefix="unixlane")
+    await store.create_room("ux", b"v1", [], None)
+    lanes = store._commits._lanes
+    assert lanes is not None
+    for _ in range(100):
+        if lanes.ready(store._room_key("ux", "state")) is not None:
+            break
+        await asyncio.sleep(0.02)
+    before = store._commits.laned
+    assert await store.commit("ux", 1, b"v2", [ev(1)], None)
+    assert store._commits.laned == before + 1
+    assert await store.load_room("ux") == Snapshot(2, b"v2")
+    await store.close()

@@ -11,13 +11,16 @@ read, with no task and no lock.
 A lane serves only the common case and hands everything else to redis-py, which knows it:
 
 - a server it cannot reach, a dropped connection (the calls in flight are retried through
-  redis-py; a commit's nonce makes a retry after a lost reply report its own success), TLS and
-  Unix sockets (never laned);
+  redis-py; a commit's nonce makes a retry after a lost reply report its own success), and TLS
+  (never laned);
 - an error reply that names a state of the server or cluster rather than the call: NOSCRIPT
   (an empty script cache), MOVED and ASK (a slot that moved), TRYAGAIN, CLUSTERDOWN, LOADING,
   READONLY, MASTERDOWN, BUSY. The caller replays those calls through redis-py, which loads
   the script, follows the slot or waits out the failover, and refreshes its slot map, which the
   next batch's routing (``RedisCluster.get_node_from_key``) then follows.
+
+A server on this machine is best reached by its Unix socket (``unix://`` in ``REDIS_URL``): a
+lane then writes without the loopback's TCP stack, whose receiving half runs on the sending core.
 
 After a failure a server gets no new lane for ``RETRY_AFTER`` seconds: redis-py carries the
 commits meanwhile, so a dead or restarting server is not asked for a connection per batch.
@@ -137,16 +140,23 @@ class Lane(asyncio.Protocol):
 
 
 class Address:
-    """Where a lane connects, and what it sends first (AUTH, SELECT), from redis-py's own
-    connection settings."""
+    """Where a lane connects (a host and port, or a Unix socket's path), and what it sends
+    first (AUTH, SELECT), from redis-py's own connection settings."""
 
-    __slots__ = ("db", "host", "password", "port", "username")
+    __slots__ = ("db", "host", "password", "path", "port", "username")
 
-    def __init__(self, host: str, port: int, settings: dict[str, Any]) -> None:
-        self.host, self.port = host, port
+    def __init__(
+        self, host: str, port: int, settings: dict[str, Any], path: str | None = None
+    ) -> None:
+        self.host, self.port, self.path = host, port, path
         self.username: str | None = settings.get("username")
         self.password: str | None = settings.get("password")
         self.db = int(settings.get("db") or 0)
+
+    @property
+    def where(self) -> tuple[str, int]:
+        """The server's key among a client's lanes."""
+        return (self.path, 0) if self.path is not None else (self.host, self.port)
 
     def hello(self) -> list[Command]:
         first: list[Command] = []
@@ -179,8 +189,12 @@ class Lanes:
         if pool is None:
             return None
         settings = pool.connection_kwargs
-        if "path" in settings or settings.get("ssl") or "host" not in settings:
-            return None  # a Unix socket or TLS: redis-py's
+        if settings.get("ssl"):
+            return None  # TLS: redis-py's
+        if settings.get("path"):
+            return Address("", 0, settings, path=str(settings["path"]))
+        if "host" not in settings:
+            return None
         return Address(settings["host"], int(settings.get("port") or 6379), settings)
 
     def _address(self, key: str) -> Address | None:
@@ -206,7 +220,7 @@ class Lanes:
         address = self._address(key)
         if address is None:
             return None
-        where = (address.host, address.port)
+        where = address.where
         lane = self._lanes.get(where)
         if lane is not None and not lane.lost:
             return lane
@@ -223,13 +237,15 @@ class Lanes:
         lane.close()
 
     async def _open(self, address: Address) -> None:
-        where = (address.host, address.port)
+        where = address.where
         loop = asyncio.get_running_loop()
         try:
             try:
-                _, lane = await asyncio.wait_for(
-                    loop.create_connection(Lane, address.host, address.port), CONNECT_TIMEOUT
-                )
+                if address.path is not None:
+                    connecting = loop.create_unix_connection(Lane, address.path)
+                else:
+                    connecting = loop.create_connection(Lane, address.host, address.port)
+                _, lane = await asyncio.wait_for(connecting, CONNECT_TIMEOUT)
                 hello = address.hello()
                 if hello:
                     for reply in await asyncio.wait_for(lane.call(hello), CONNECT_TIMEOUT):
