@@ -53,6 +53,9 @@ class Settings:
     # ~5 % of a node's CPU, to shrink msgpack frames of ~60 bytes by little; uvicorn settles it
     # in the handshake, before the subprotocol is known, so it cannot differ per subprotocol.
     ws_deflate: bool = False
+    # WebSocket keepalive pings, seconds apart: their round trip is the clocks' lag credit, and
+    # a socket that leaves one unanswered this long is closed (docs/protocol.md).
+    ws_ping_interval: float = 20.0
     node_ttl: float = 10.0  # a node silent this long is dead: its sockets stop counting
     accounts: AccountPolicy = field(default_factory=AccountPolicy)  # sessions, throttles
 
@@ -95,5 +98,6 @@ class Settings:
             max_connections=int(env.get("HEARTS_MAX_CONNECTIONS", "10000")),
             node_ttl=_float("HEARTS_NODE_TTL", 10.0),
             ws_deflate=env.get("HEARTS_WS_DEFLATE", "0") in ("1", "true", "yes"),
+            ws_ping_interval=_float("HEARTS_WS_PING_INTERVAL", 20.0),
             accounts=AccountPolicy.from_env(env),
         )

@@ -5,6 +5,7 @@ the protocol's own."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Iterator
 
@@ -66,3 +67,69 @@ async def test_the_first_ping_comes_within_seconds_and_messages_hold_no_ping(
         assert sock.close_code is None  # answered pings keep the socket open
     finally:
         sock.abort()
+
+
+class Chunks(LeanSocket):
+    """A raw client that notes, for each ping, whether a message came in the same read."""
+
+    rode: list[bool]
+    pinged_at: list[float]
+    _message_in_read = False
+
+    def data_received(self, data: bytes) -> None:
+        self._message_in_read = False
+        super().data_received(data)
+
+    def _read_frames(self) -> None:
+        deliver = self.deliver
+
+        def noted(message: bytes | str) -> None:
+            self._message_in_read = True
+            deliver(message)
+
+        self.deliver = noted
+        try:
+            super()._read_frames()
+        finally:
+            self.deliver = deliver
+
+    def _frame(self, frame: Frame) -> None:
+        if frame.opcode is Opcode.PING:
+            self.rode.append(self._message_in_read)
+            self.pinged_at.append(time.monotonic())
+        super()._frame(frame)
+
+
+async def test_a_due_ping_rides_on_frames_and_an_idle_socket_still_gets_it_alone() -> None:
+    """Pings 2 s apart (``HEARTS_WS_PING_INTERVAL``): on a socket sent frames all the time each
+    ping after the first goes out in the same write as a message; an idle socket gets its pings
+    alone, no later than the interval."""
+    proc = ServerProcess(HEARTS_WS_PING_INTERVAL="2").start()
+    try:
+        busy = await Chunks.open(
+            proc.ws, "hearts.v1.json", deflate=False, max_size=MAX_FRAME_BYTES, timeout=5
+        )
+        busy.rode, busy.pinged_at = [], []
+        busy.deliver = lambda message: None
+        idle = await Chunks.open(
+            proc.ws, "hearts.v1.json", deflate=False, max_size=MAX_FRAME_BYTES, timeout=5
+        )
+        idle.rode, idle.pinged_at = [], []
+        idle.deliver = lambda message: None
+        deadline = time.monotonic() + 9
+        n = 0
+        while time.monotonic() < deadline and len(busy.rode) < 4:
+            n += 1
+            busy.send(json.dumps({"type": "ping", "id": n}))  # an ok comes back for each
+            await asyncio.sleep(0.04)
+        assert len(busy.rode) >= 4, busy.rode
+        assert busy.rode[0] is False  # the first ping, 2 s after the handshake, goes alone
+        assert all(busy.rode[1:]), busy.rode
+        assert len(idle.pinged_at) >= 3 and not any(idle.rode)
+        gaps = [b - a for a, b in zip(idle.pinged_at, idle.pinged_at[1:], strict=False)]
+        assert all(1.5 < g < 2.6 for g in gaps), gaps
+        assert busy.close_code is None and idle.close_code is None  # pongs keep them open
+        busy.abort()
+        idle.abort()
+    finally:
+        proc.stop()
