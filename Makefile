@@ -4,13 +4,24 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint bench system-deps deploy-test
+.PHONY: run test lint bench system-deps deploy-test constraints
 
-$(STAMP): pyproject.toml
+# constraints.txt pins every package to the versions make test last passed with, so a release
+# upstream (a newly typed redis-py, a stricter mypy) cannot fail CI on a clean clone.
+$(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -c constraints.txt -e '.[dev]'
 	touch $@
+
+# Re-resolve the newest versions pyproject.toml allows in a scratch venv and pin them.
+constraints:
+	rm -rf .venv-constraints
+	$(PYTHON) -m venv .venv-constraints
+	.venv-constraints/bin/pip install -q -e '.[dev]'
+	{ head -2 constraints.txt; .venv-constraints/bin/pip freeze --exclude-editable; } > constraints.txt.new
+	mv constraints.txt.new constraints.txt
+	rm -rf .venv-constraints
 
 # Debian packages the tests drive for real: a private redis-server per test session,
 # Chromium for the web client's browser tests (Playwright cannot download a browser here), and

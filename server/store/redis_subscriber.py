@@ -90,7 +90,7 @@ class _Link:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self.reader
         with contextlib.suppress(RedisError, OSError):
-            await self.pubsub.aclose()  # type: ignore[no-untyped-call]  # untyped in redis-py
+            await self.pubsub.aclose()
         if self.client is not None:
             with contextlib.suppress(RedisError, OSError):
                 await self.client.aclose()
