@@ -165,7 +165,7 @@ def test_a_playout_with_a_tail_stops_where_the_solver_takes_over() -> None:
 
 
 def test_the_paired_comparison_cancels_the_luck_of_the_deal() -> None:
-    from load_tests.bench_bots import paired
+    from load_tests.bots_summary import paired
 
     rng = random.Random(4)
     field = [rng.uniform(4, 10) for _ in range(200)]

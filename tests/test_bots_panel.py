@@ -113,13 +113,14 @@ def test_the_calibration_round_robin_plays_a_game_with_every_level() -> None:
 
 
 def test_the_benchmark_counts_only_deals_every_rotation_finished() -> None:
-    from load_tests.bench_bots import _ratio_se, compare, cross_table
+    from load_tests.bench_bots import compare
+    from load_tests.bots_summary import cross_table, ratio_and_se
 
     s = compare("basic", "ducker", 4, 2, 50, 2, 1, lambda _: None)
     assert s.deals == 4 and s.ratio > 0 and s.ratio_se >= 0
     lines = cross_table([s])
     assert "basic" in lines[2] and "[4]" in lines[2]
-    r, se = _ratio_se([1.0, 3.0], [2.0, 2.0])
+    r, se = ratio_and_se([1.0, 3.0], [2.0, 2.0])
     assert r == 1.0 and se > 0
 
 
