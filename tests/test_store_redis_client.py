@@ -17,6 +17,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError, SlotNotCoveredError
 
 from server.store import Snapshot, StoredEvent, StoreError, StoreUnavailable
+from server.store.redis_batching import LoadGauge
 from server.store.redis_client import store_errors
 from server.store.redis_packing import PackedConnection
 from server.store.redis_store import RedisRoomStore
@@ -182,6 +183,52 @@ async def test_commits_made_while_a_batch_is_out_go_together_as_the_next_one(
     for room in rooms:
         assert await store.load_room(room) == Snapshot(2, b"v2")
     await store.close()
+
+
+async def test_on_a_busy_node_commits_a_few_turns_apart_share_a_round_trip(
+    store_factory: StoreFactory,
+) -> None:
+    store = redis_only(store_factory)
+    rooms = [f"b{i}" for i in range(8)]
+    for room in rooms:
+        await store.create_room(room, b"v1", [ev(1)], None)
+    batcher = store._commits
+
+    async def spread(version: int) -> int:
+        """A commit to every room, one per turn of the loop: the round trips they took."""
+        before = batcher.round_trips
+        tasks = []
+        for room in rooms:
+            tasks.append(
+                asyncio.create_task(store.commit(room, version, b"v", [ev(version + 1)], None))
+            )
+            await asyncio.sleep(0)
+        assert all(await asyncio.gather(*tasks))
+        return batcher.round_trips - before
+
+    # A quiet node: the first goes at once, the rest gather while it is out (one batch or more,
+    # as fast as Redis answers).
+    assert not batcher._load.busy(asyncio.get_running_loop().time(), batcher.calls)
+    assert await spread(1) >= 2
+    # A busy one (any rate counts as busy here, and a window far longer than the turns): the
+    # leader waits, and all eight go in its pipeline.
+    batcher._load = LoadGauge(0.0)
+    batcher._window = 0.2
+    assert await spread(2) == 1
+    for room in rooms:
+        assert await store.load_room(room) == Snapshot(3, b"v")
+    await store.close()
+
+
+def test_the_load_gauge_is_busy_at_its_rate_and_quiet_again_after_a_slice() -> None:
+    gauge = LoadGauge(500.0, span=0.25)  # times in eighths of a second: exact in binary
+    assert not gauge.busy(10.0, 0)  # the first question: nothing measured yet
+    assert not gauge.busy(10.125, 80)  # inside the slice: as judged at its start
+    assert gauge.busy(10.25, 150)  # 150 calls in 0.25 s: 600 a second
+    assert gauge.busy(10.375, 151)  # still that slice's verdict
+    assert not gauge.busy(10.5, 225)  # 75 in 0.25 s: 300 a second
+    assert gauge.busy(10.75, 375)  # 150 again
+    assert not gauge.busy(15.0, 376)  # quiet for seconds: the next call does not wait
 
 
 async def test_a_cancelled_call_waiting_for_the_batch_out_leaves_the_next_one_free(

@@ -7,6 +7,14 @@ reply, and on this machine those writes were the node's second cost after the We
 serve them all, the way ioredis's auto-pipelining does. A call alone in its turn goes as it is,
 so an idle node adds no latency and no work.
 
+Under load a turn's calls are few (a card is one socket's read), so a leader that finds nothing
+in flight on a busy node waits ``WINDOW`` (1 ms) for others to join before it sends: at 1,200
+paced tables, two runs each way, round trips per card went from 1.00 to 0.62, the node's CPU
+per card from 0.503 and 0.503 ms to 0.395 and 0.478 and Redis's from 0.131 and 0.136 to 0.089
+and 0.119, for about 1 ms more at the median (p99 unchanged, 5-6 ms). "Busy" is a rate
+(``LoadGauge``: ``BUSY_RATE`` calls a second over the last tenth of a second or more), so a
+quiet node never waits.
+
 One batch is in flight at a time. Calls made while it is out wait for its replies and then go
 together as the next batch, so batches grow with the load instead of each turn's few calls
 paying a write and a read of their own (the TCP write to Redis on loopback was 12 % of the node
@@ -38,7 +46,31 @@ from server.store.redis_client import Client
 from server.store.redis_lane import HandOver, Lane, Lanes
 
 MAX_BATCH = 256  # calls per pipeline; more wait for the next one
+WINDOW = 0.001  # seconds a busy node's leader waits for others to join its batch
+BUSY_RATE = 500.0  # calls a second: a 1 ms window then expects half a call to join it
 Call = tuple[Sequence[str], Sequence[bytes | str | int], "asyncio.Future[object]"]
+
+
+class LoadGauge:
+    """Whether calls come at ``rate`` a second or faster, measured over slices of at least
+    ``span`` seconds: judged afresh by the first question after each slice, so a node that went
+    quiet is not busy by the time its next call asks."""
+
+    __slots__ = ("_at", "_busy", "_calls", "rate", "span")
+
+    def __init__(self, rate: float, span: float = 0.1) -> None:
+        self.rate, self.span = rate, span
+        self._at = 0.0  # the loop's clock starts far from 0: the first question judges
+        self._calls = 0
+        self._busy = False
+
+    def busy(self, now: float, calls: int) -> bool:
+        """``calls``: every call made so far, a running count."""
+        elapsed = now - self._at
+        if elapsed >= self.span:
+            self._busy = calls - self._calls >= self.rate * elapsed
+            self._at, self._calls = now, calls
+        return self._busy
 
 
 class ScriptBatcher:
@@ -48,9 +80,19 @@ class ScriptBatcher:
     then sends the batch and hands each its answer. No task is made for it.
     """
 
-    def __init__(self, client: Client, script: AsyncScript, *, lanes: bool = True) -> None:
+    def __init__(
+        self,
+        client: Client,
+        script: AsyncScript,
+        *,
+        lanes: bool = True,
+        window: float = WINDOW,
+        busy_rate: float = BUSY_RATE,
+    ) -> None:
         self._client = client
         self._script = script
+        self._window = window
+        self._load = LoadGauge(busy_rate)
         self._lanes = Lanes(client) if lanes else None
         self._joining: list[Call] | None = None  # the batch the current turn's calls join
         self._out: list[Call] | None = None  # the batch out, until its replies are in
@@ -72,7 +114,10 @@ class ScriptBatcher:
         try:
             try:
                 if self._out is None:
-                    await asyncio.sleep(0)  # the other tasks of this turn run, and join
+                    if self._window and self._load.busy(loop.time(), self.calls):
+                        await asyncio.sleep(self._window)  # a busy node: more calls join
+                    else:
+                        await asyncio.sleep(0)  # the other tasks of this turn run, and join
                 while self._out is not None:  # a batch is out: this one fills meanwhile
                     wake: asyncio.Future[None] = loop.create_future()
                     self._waiting.append(wake)
