@@ -9,6 +9,7 @@ two seconds after its primary is killed, so failover tests stay short.
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import signal
 import socket
@@ -23,13 +24,33 @@ from redis.crc import key_slot
 NODE_TIMEOUT_MS = 1000
 
 
-def _free_port() -> int:
-    # Cluster bus ports are port + 10000: keep both below 65536.
+def _ephemeral_floor() -> int:
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def _free_port(taken: list[int]) -> int:
+    """A port whose cluster bus port (port + 10000) is free too, both below the kernel's
+    ephemeral range: there no client socket of the test run can take either between this
+    check and the node's bind."""
+    top = _ephemeral_floor() - 10000
     while True:
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = int(sock.getsockname()[1])
-        if port < 55000:
+        port = random.randrange(10000, top)
+        if port in taken or port + 10000 in taken:
+            continue
+        if _bindable(port) and _bindable(port + 10000):
             return port
 
 
@@ -94,15 +115,11 @@ class LocalCluster:
         self.workdir = tempfile.mkdtemp(prefix="hearts-test-cluster-")
         count = self.primaries * (1 + self.replicas_per_primary)
         while len(self.ports) < count:
-            port = _free_port()
-            if port not in self.ports:
-                self.ports.append(port)
+            self.ports.append(_free_port(self.ports))
         for port in self.ports:
             self.processes[port] = self._spawn(port)
-        for port in self.ports:
-            client = redis.Redis(port=port, socket_connect_timeout=0.2)
-            _wait(client.ping, 10, f"redis-server on {port}")
-            client.close()
+        for index in range(count):
+            self._await_node(index)
         cli = shutil.which("redis-cli")
         if cli is None:
             raise RuntimeError("redis-cli is not installed")
@@ -121,6 +138,28 @@ class LocalCluster:
         _wait(self.healthy, 30, "cluster_state:ok on every node")
         _wait(self.replicas_in_sync, 30, "every replica in sync with its primary")
         return self
+
+    def _await_node(self, index: int, attempts: int = 3) -> None:
+        """Wait for the node at ``ports[index]`` to answer; one that exited (its port was
+        taken after all) is started again on a new port."""
+        for _attempt in range(attempts):
+            port = self.ports[index]
+            deadline = time.monotonic() + 10
+            while self.processes[port].poll() is None and time.monotonic() < deadline:
+                client = redis.Redis(port=port, socket_connect_timeout=0.2)
+                try:
+                    if client.ping():
+                        return
+                except (redis.RedisError, OSError):
+                    time.sleep(0.1)
+                finally:
+                    client.close()
+            if self.processes[port].poll() is None:
+                break  # alive but silent: no new port would help
+            del self.processes[port]
+            self.ports[index] = _free_port(self.ports)
+            self.processes[self.ports[index]] = self._spawn(self.ports[index])
+        raise RuntimeError(f"redis-server on {self.ports[index]} did not answer")
 
     def replicas_in_sync(self) -> bool:
         up = 0
