@@ -44,13 +44,11 @@ def _bindable(port: int) -> bool:
 def _free_port(taken: list[int]) -> int:
     """A port whose cluster bus port (port + 10000) is free too, both below the kernel's
     ephemeral range: there no client socket of the test run can take either between this
-    check and the node's bind."""
-    top = _ephemeral_floor() - 10000
+    check and the node's bind. Ports come from below 20000, so no bus port is another's port."""
+    top = min(20000, _ephemeral_floor() - 10000)
     while True:
         port = random.randrange(10000, top)
-        if port in taken or port + 10000 in taken:
-            continue
-        if _bindable(port) and _bindable(port + 10000):
+        if port not in taken and _bindable(port) and _bindable(port + 10000):
             return port
 
 
@@ -144,18 +142,21 @@ class LocalCluster:
         taken after all) is started again on a new port."""
         for _attempt in range(attempts):
             port = self.ports[index]
-            deadline = time.monotonic() + 10
-            while self.processes[port].poll() is None and time.monotonic() < deadline:
-                client = redis.Redis(port=port, socket_connect_timeout=0.2)
-                try:
-                    if client.ping():
-                        return
-                except (redis.RedisError, OSError):
-                    time.sleep(0.1)
-                finally:
-                    client.close()
-            if self.processes[port].poll() is None:
-                break  # alive but silent: no new port would help
+            process = self.processes[port]
+            # A read timeout and no retries (redis-py's own take 9 s): a port taken by another
+            # listener accepts the connection and never answers, and the wait must look again
+            # whether the node is still running.
+            client = redis.Redis(
+                port=port, socket_connect_timeout=0.2, socket_timeout=0.5, retry=None
+            )
+            try:
+                # An exited node ends the wait too: it is started again below.
+                up = lambda p=process, c=client: p.poll() is not None or c.ping()  # noqa: E731
+                _wait(up, 10, f"redis-server on {port}")
+            finally:
+                client.close()
+            if process.poll() is None:
+                return
             del self.processes[port]
             self.ports[index] = _free_port(self.ports)
             self.processes[self.ports[index]] = self._spawn(self.ports[index])
