@@ -19,7 +19,9 @@ import time
 from dataclasses import dataclass, field
 
 import redis
+from redis.backoff import NoBackoff
 from redis.crc import key_slot
+from redis.retry import Retry
 
 NODE_TIMEOUT_MS = 1000
 
@@ -88,22 +90,35 @@ class LocalCluster:
         return subprocess.Popen(
             [
                 binary,
-                "--port", str(port),
-                "--bind", "127.0.0.1",
-                "--dir", node_dir,
-                "--save", "",
-                "--appendonly", "no",
-                "--cluster-enabled", "yes",
-                "--cluster-config-file", f"{node_dir}/nodes.conf",
-                "--cluster-node-timeout", str(NODE_TIMEOUT_MS),
+                "--port",
+                str(port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                node_dir,
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--cluster-enabled",
+                "yes",
+                "--cluster-config-file",
+                f"{node_dir}/nodes.conf",
+                "--cluster-node-timeout",
+                str(NODE_TIMEOUT_MS),
                 # A primary that lost its replica keeps serving; a failover test wants it.
-                "--cluster-require-full-coverage", "no",
-                "--cluster-allow-reads-when-down", "no",
+                "--cluster-require-full-coverage",
+                "no",
+                "--cluster-allow-reads-when-down",
+                "no",
                 # Replicas sync at once (the default waits 5 s for more replicas), and one may
                 # take over however long it lost touch: a loaded test machine is slow.
-                "--repl-diskless-sync-delay", "0",
-                "--cluster-replica-validity-factor", "0",
-                "--logfile", f"{node_dir}/redis.log",
+                "--repl-diskless-sync-delay",
+                "0",
+                "--cluster-replica-validity-factor",
+                "0",
+                "--logfile",
+                f"{node_dir}/redis.log",
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -123,9 +138,12 @@ class LocalCluster:
             raise RuntimeError("redis-cli is not installed")
         subprocess.run(
             [
-                cli, "--cluster", "create",
+                cli,
+                "--cluster",
+                "create",
                 *(f"127.0.0.1:{p}" for p in self.ports),
-                "--cluster-replicas", str(self.replicas_per_primary),
+                "--cluster-replicas",
+                str(self.replicas_per_primary),
                 "--cluster-yes",
             ],
             check=True,
@@ -147,7 +165,10 @@ class LocalCluster:
             # listener accepts the connection and never answers, and the wait must look again
             # whether the node is still running.
             client = redis.Redis(
-                port=port, socket_connect_timeout=0.2, socket_timeout=0.5, retry=None
+                port=port,
+                socket_connect_timeout=0.2,
+                socket_timeout=0.5,
+                retry=Retry(NoBackoff(), 0),
             )
             try:
                 # An exited node ends the wait too: it is started again below.
