@@ -34,7 +34,6 @@ import asyncio
 import contextlib
 import math
 import multiprocessing
-import os
 import queue
 import signal
 import sys
@@ -56,7 +55,6 @@ from load_tests.measures import (
     cpu_seconds,
     node_gc_pauses,
     node_loop_lag,
-    percentile,
     rss_kib,
 )
 from load_tests.paced_args import node_settings, parse_args
@@ -69,6 +67,8 @@ from load_tests.paced_report import (
     per_card_lines,
     plot,
     ramp_line,
+    resource_lines,
+    store_lines,
 )
 from load_tests.paced_table import TableConfig
 from load_tests.paced_worker import REPORT_EVERY, Collector, WorkerSpec, worker_main
@@ -410,63 +410,29 @@ class PacedRun:
             out.extend(per_card_lines(head, idle, len(self.target.node_pids), len(self.redis_pids)))
             say(node_lag_line(head))
             say(node_gc_line(head))
-        if self.probe is not None or self.scans:
-            say(
-                f"state_bytes_max: {self.state_max}  (largest HSTRLEN of field s of "
-                f"{self.pattern} over {self.scans} scans, {self.state_keys} keys at the last)"
+        out.extend(
+            store_lines(
+                head,
+                measured=self.probe is not None or bool(self.scans),
+                probed=self.probe is not None,
+                state_max=self.state_max,
+                scan=(self.pattern, self.scans, self.state_keys),
+                fork_times=[t - self.t0 for t in self.fork_times],
+                t0=self.t0,
+                redis_stalls=self.redis_stalls,
             )
-        else:
-            say("state_bytes_max: not measured  (pass --redis-url)")
-        if self.probe is not None:
-            start, end = (head.start, head.end) if head is not None else (0.0, 0.0)
-            inside = [t for t in self.fork_times if start <= t < end]
-            say(
-                f"redis_forks: {len(inside)} in the window, {len(self.fork_times)} in the run  "
-                "(AOF rewrites; at "
-                + (", ".join(f"+{t - self.t0:.0f}" for t in self.fork_times) or "none")
-                + " s; the plot marks them)"
+        )
+        out.extend(
+            resource_lines(
+                head,
+                nodes=bool(self.target.node_pids),
+                rss_before=rss_before,
+                bots=args.bots,
+                procs=args.procs,
+                generator_rss_before=self.generator_rss_before,
+                machine_speed=self.machine_speed,
+                run_lag=self.got.lag,
             )
-        if self.redis_stalls is not None:
-            stalls = ", ".join(f"{e} max {worst} ms" for e, _, worst in self.redis_stalls)
-            say(
-                f"redis_stalls: {stalls or 'none'}  (Redis's latency monitor over the run: "
-                "its own stalls of 20 ms and more, where it was started here)"
-            )
-        if head is not None and self.target.node_pids and head.sockets:
-            per_socket = (head.rss_kib - rss_before) / head.sockets
-            say(
-                f"memory_per_socket_kib: {per_socket:.1f}  (node VmRSS {rss_before} KiB before, "
-                f"{head.rss_kib} at the end of the window, / {head.sockets} seated sockets"
-                + ("; with --bots the bot workers' start is in it)" if args.bots else ")")
-            )
-        else:
-            say("memory_per_socket_kib: not measured")
-        if head is not None and head.sockets:
-            grown = head.generator_rss_kib - self.generator_rss_before
-            say(
-                f"generator_rss_kib: {head.generator_rss_kib}  ({args.procs} process(es); "
-                f"{grown / head.sockets:.1f} per socket over the {self.generator_rss_before} "
-                "before)"
-            )
-        if head is not None:
-            cores = os.cpu_count() or 0
-            say(
-                f"cpu_cores_busy: nodes {head.cpu_nodes / head.seconds:.2f}  redis "
-                f"{head.cpu_redis / head.seconds:.2f}  generators "
-                f"{head.cpu_generators / head.seconds:.2f}  (of {cores} on this machine)"
-            )
-        if self.machine_speed:
-            say(
-                f"machine_rules_hands_per_second: {self.machine_speed:.0f}  (one core, before the "
-                "load: the machine's speed, to compare these figures with another machine's)"
-            )
-        # The window's, as the latencies above: the run's would hold the generators' stall
-        # while they close every socket at the end (0.4-0.8 s, caught by faulthandler).
-        lags = [s / 1000 for s in head.lag_ms] if head is not None else sorted(got.lag)
-        say(
-            f"generator_loop_lag_ms: p50 {percentile(lags, 0.5) * 1000:.1f}  p99 "
-            f"{percentile(lags, 0.99) * 1000:.1f}  max {(lags[-1] if lags else 0) * 1000:.1f}  "
-            "(the generators' own delay in the window, inside every latency above)"
         )
         humans = 1 if args.bots else 4
         say(

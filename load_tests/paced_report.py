@@ -10,6 +10,7 @@ with the load and which dominate tiny runs).
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -135,6 +136,99 @@ def per_card_lines(
             )
     else:
         out.append("redis_round_trips_per_card: not measured  (pass --redis-url)")
+    return out
+
+
+def store_lines(
+    head: Window | None,
+    *,
+    measured: bool,
+    probed: bool,
+    state_max: int,
+    scan: tuple[str, int, int],
+    fork_times: Sequence[float],
+    t0: float,
+    redis_stalls: Sequence[tuple[str, int, int]] | None,
+) -> list[str]:
+    """The largest room state, Redis's forks (``fork_times``: s after ``t0``) and stalls."""
+    out: list[str] = []
+    say = out.append
+    pattern, scans, keys = scan
+    if measured:
+        say(
+            f"state_bytes_max: {state_max}  (largest HSTRLEN of field s of "
+            f"{pattern} over {scans} scans, {keys} keys at the last)"
+        )
+    else:
+        say("state_bytes_max: not measured  (pass --redis-url)")
+    if probed:
+        start, end = (head.start - t0, head.end - t0) if head is not None else (0.0, 0.0)
+        inside = [t for t in fork_times if start <= t < end]
+        say(
+            f"redis_forks: {len(inside)} in the window, {len(fork_times)} in the run  "
+            "(AOF rewrites; at "
+            + (", ".join(f"+{t:.0f}" for t in fork_times) or "none")
+            + " s; the plot marks them)"
+        )
+    if redis_stalls is not None:
+        stalls = ", ".join(f"{e} max {worst} ms" for e, _, worst in redis_stalls)
+        say(
+            f"redis_stalls: {stalls or 'none'}  (Redis's latency monitor over the run: "
+            "its own stalls of 20 ms and more, where it was started here)"
+        )
+    return out
+
+
+def resource_lines(
+    head: Window | None,
+    *,
+    nodes: bool,
+    rss_before: int,
+    bots: bool,
+    procs: int,
+    generator_rss_before: int,
+    machine_speed: float,
+    run_lag: Sequence[float],
+) -> list[str]:
+    """Memory per socket, the generators' memory, cores busy, the machine's speed and the
+    generators' own loop lag (``run_lag``, seconds: the run's, used without a window)."""
+    out: list[str] = []
+    say = out.append
+    if head is not None and nodes and head.sockets:
+        per_socket = (head.rss_kib - rss_before) / head.sockets
+        say(
+            f"memory_per_socket_kib: {per_socket:.1f}  (node VmRSS {rss_before} KiB before, "
+            f"{head.rss_kib} at the end of the window, / {head.sockets} seated sockets"
+            + ("; with --bots the bot workers' start is in it)" if bots else ")")
+        )
+    else:
+        say("memory_per_socket_kib: not measured")
+    if head is not None and head.sockets:
+        grown = head.generator_rss_kib - generator_rss_before
+        say(
+            f"generator_rss_kib: {head.generator_rss_kib}  ({procs} process(es); "
+            f"{grown / head.sockets:.1f} per socket over the {generator_rss_before} before)"
+        )
+    if head is not None:
+        cores = os.cpu_count() or 0
+        say(
+            f"cpu_cores_busy: nodes {head.cpu_nodes / head.seconds:.2f}  redis "
+            f"{head.cpu_redis / head.seconds:.2f}  generators "
+            f"{head.cpu_generators / head.seconds:.2f}  (of {cores} on this machine)"
+        )
+    if machine_speed:
+        say(
+            f"machine_rules_hands_per_second: {machine_speed:.0f}  (one core, before the "
+            "load: the machine's speed, to compare these figures with another machine's)"
+        )
+    # The window's, as the latencies above: the run's would hold the generators' stall
+    # while they close every socket at the end (0.4-0.8 s, caught by faulthandler).
+    lags = [s / 1000 for s in head.lag_ms] if head is not None else sorted(run_lag)
+    say(
+        f"generator_loop_lag_ms: p50 {percentile(lags, 0.5) * 1000:.1f}  p99 "
+        f"{percentile(lags, 0.99) * 1000:.1f}  max {(lags[-1] if lags else 0) * 1000:.1f}  "
+        "(the generators' own delay in the window, inside every latency above)"
+    )
     return out
 
 
