@@ -5,6 +5,7 @@ its own answer) and commands packed by hiredis (``server.store.redis_packing``).
 from __future__ import annotations
 
 import asyncio
+import math
 import socket
 import time
 from typing import TYPE_CHECKING
@@ -19,6 +20,7 @@ from redis.exceptions import ResponseError, SlotNotCoveredError
 from server.store import Snapshot, StoredEvent, StoreError, StoreUnavailable
 from server.store.redis_batching import LoadGauge
 from server.store.redis_client import store_errors
+from server.store.redis_deadlines import ShardedDeadlines
 from server.store.redis_packing import PackedConnection
 from server.store.redis_store import RedisRoomStore
 
@@ -300,6 +302,34 @@ async def test_on_lanes_commits_keep_their_answers(store_factory: StoreFactory) 
     assert results[2] is False and results[6] == "bad seq"
     assert all(r is True for i, r in enumerate(results) if i not in (2, 6))
     await assert_stored(store, rooms, {2, 6})
+    await store.close()
+
+
+async def test_on_lanes_the_deadline_sweep_finds_what_redis_py_finds(
+    store_factory: StoreFactory,
+) -> None:
+    rooms = [f"d{i:02}" for i in range(24)]  # spread over many of the deadline shards
+    store = await laned_store(store_factory, rooms)
+    for i, room in enumerate(rooms):
+        assert await store.commit(room, 1, b"v2", [ev(2)], 1000.0 + i)
+    deadlines = store._deadlines
+    deadlines.forget_hints()
+    deadlines._hints = [math.inf] * len(deadlines._hints)  # only the sweep can find them
+    before = deadlines.laned_reads
+    # Several shards due at once: peeked on the lanes too, earliest first across shards.
+    assert await store.claim_due(1010.5, 4, 30.0) == rooms[:4]
+    assert deadlines.laned_reads > before  # the sweep and the peek went on a lane
+    assert await store.claim_due(1010.5, 100, 30.0) == rooms[4:11]
+    assert await store.claim_due(1010.5, 100, 30.0) == []
+    assert await store.next_deadline(rooms[11]) == 1011.0  # not due: untouched
+    # With no lane at all, redis-py reads the same.
+    plain = ShardedDeadlines(store._client, store.keys, store._claim_script)
+    await plain._sweep(0.0)
+    before = deadlines.laned_reads
+    await deadlines._sweep(0.0)
+    assert plain.laned_reads == 0 and deadlines.laned_reads == before + len(deadlines._hints)
+    assert plain._hints == deadlines._hints
+    assert sorted(h for h in plain._hints if h < math.inf)[:2] == [1011.0, 1012.0]
     await store.close()
 
 

@@ -154,6 +154,11 @@ class ScriptBatcher:
             if not wake.done():
                 wake.set_result(None)
 
+    @property
+    def lanes(self) -> Lanes | None:
+        """The raw connections its batches go on (None: redis-py alone); others may share them."""
+        return self._lanes
+
     def close(self) -> None:
         if self._lanes is not None:
             self._lanes.close()

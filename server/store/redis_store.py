@@ -128,7 +128,9 @@ class RedisRoomStore(RoomStore):
         self._release_script = self._script("release_lease.lua")
         self._reap_script = self._script("reap_nodes.lua")
         self._nodes = self.keys.nodes
-        self._deadlines = ShardedDeadlines(self._client, self.keys, self._claim_script)
+        self._deadlines = ShardedDeadlines(
+            self._client, self.keys, self._claim_script, lanes=self._commits.lanes
+        )
         self._subscribers: set[RedisSubscriber] = set()
 
     def _script(self, name: str) -> AsyncScript:
