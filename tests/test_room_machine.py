@@ -130,6 +130,25 @@ def test_state_round_trips_through_bytes() -> None:
     assert again == d.state
 
 
+def test_the_shuffle_is_stored_as_raw_bytes_and_hex_from_before_still_loads() -> None:
+    d = seated_game(humans=2)  # the shuffle settled: two seats' commitments and secrets held
+    sh = d.state.shuffle
+    assert sh is not None and sum(c is not None for c in sh["commitments"]) == 2
+    data = d.state.to_bytes()
+    stored = msgpack.unpackb(data, raw=False)
+    index = STORED_FIELDS.index("shuffle")
+    for name in ("commitments", "secrets"):
+        held = [x for x in stored[index][name] if x is not None]
+        assert len(held) == 2 and all(isinstance(x, bytes) and len(x) == 32 for x in held)
+    again = RoomState.from_bytes(data)
+    assert again == d.state and again.shuffle == sh  # hex again, as the steps and views use it
+    # A room stored before: its commitments and secrets as 64 hex digits.
+    stored[index] = sh
+    before = msgpack.packb(stored, use_bin_type=True)
+    assert len(before) - len(data) == 4 * 32  # two commitments and two secrets, 32 bytes each
+    assert RoomState.from_bytes(before) == d.state
+
+
 def test_a_state_stored_as_a_map_still_loads() -> None:
     """Rooms stored before the state went positional are a map of the same field names."""
     d = seated_game(humans=2)

@@ -233,7 +233,7 @@ class RoomState:
             self.next_hand_at,
             self.departures,
             self.rated_posted,
-            self.shuffle,
+            _shuffle_to_value(self.shuffle),
             self.rating_due,
             self.outage_seen,
         ]
@@ -260,7 +260,7 @@ class RoomState:
             next_hand_at=v["next_hand_at"],
             departures=v["departures"],
             rated_posted=v["rated_posted"],
-            shuffle=v["shuffle"],
+            shuffle=_shuffle_from_value(v["shuffle"]),
             outage_seen=v["outage_seen"],
             rating_due=v["rating_due"],
         )
@@ -269,6 +269,46 @@ class RoomState:
 # The stored state's fields: RoomState's, in order (to_bytes). A new field goes at the end, and
 # from_bytes must then take the shorter list of a state stored before it.
 STORED_FIELDS = tuple(f.name for f in fields(RoomState))
+
+
+# The shuffle's 32-byte values: hex in the state (as the wire and the audit give them), raw
+# bytes where stored. As 64 hex digits, four commitments and four secrets were 528 of a
+# mid-hand state's 1,188 bytes, written to Redis (and its AOF) on every card.
+_SHUFFLE_DIGESTS = ("commitments", "secrets")
+
+
+def _shuffle_to_value(shuffle: dict[str, Any] | None) -> dict[str, Any] | None:
+    if shuffle is None:
+        return None
+    stored = shuffle.copy()
+    for name in _SHUFFLE_DIGESTS:
+        stored[name] = _raw_digests(stored[name])
+    return stored
+
+
+def _raw_digests(values: list[str | None]) -> list[bytes | None]:
+    # One per seat, unrolled: this runs for every card of a hand.
+    a, b, c, d = values
+    return [
+        None if a is None else _fromhex(a),
+        None if b is None else _fromhex(b),
+        None if c is None else _fromhex(c),
+        None if d is None else _fromhex(d),
+    ]
+
+
+_fromhex = bytes.fromhex
+
+
+def _shuffle_from_value(stored: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Hex again; a room stored before kept them as hex."""
+    if stored is None:
+        return None
+    for name in _SHUFFLE_DIGESTS:
+        values = stored.get(name)
+        if values is not None:
+            stored[name] = [x.hex() if isinstance(x, bytes) else x for x in values]
+    return stored
 
 
 def _seat_from_value(v: list[Any] | dict[str, Any]) -> Seat:
