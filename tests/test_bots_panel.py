@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
 
 from protocol.cards import mask_of_names, parse_card
 from server.bots import BOT_LEVELS, decide
-from server.bots.knowledge import knowledge_of
+from server.bots.ismcts import EXPLORE, _Node, _rollout_card, facts_contradict, ismcts_play
+from server.bots.knowledge import Knowledge, knowledge_of
 from server.bots.levels import LEVEL_RATINGS
+from server.bots.outcome import scored
+from server.bots.playout import cards_of
 from server.bots.sparring import SPARRING, spar
 from server.bots.styles import blocker_play, ducker_pass, shooter_pass
+from server.bots.worlds import sample_world
 from server.ratings.core import MU, Rating
 from server.room.game_view import game_view
-from server.rules import Game, Phase, Rules
+from server.rules import Game, Hand, Phase, Rules, points_in
 
 from .test_bots import random_deal, strict_legal, waiting_seat
 from .test_bots_crafted import DUCK_HANDS, DUCK_PLAYS, MOON_HANDS, MOON_PLAYS, view_at
@@ -138,3 +143,80 @@ def test_when_no_deal_explains_the_play_as_the_policy_would_the_deals_are_drawn_
     first = worlds.sample_world(k, random.Random(6))
     monkeypatch.setattr(worlds, "surprises", lambda _k, w, _p: 0 if w == first else 4)
     assert worlds.plausible_worlds(k, random.Random(6), 4, pool=3, surprise=0.01).count(first) >= 3
+
+
+def _ismcts_through_the_engine(
+    k: Knowledge, legal: int, iterations: int, rng: random.Random
+) -> int:
+    """``ismcts_play`` as it was written first: every walk a ``Hand`` from the rules engine,
+    ``legal_plays`` and ``play`` at each step. The mask walk must choose as this does."""
+    relaxed = facts_contradict(k)
+    root = _Node()
+    for _ in range(iterations):
+        h = Hand.from_position(sample_world(k, rng, relaxed=relaxed), k.tricks, k.trick)
+        node, path, expanding = root, [], True
+        while h.turn >= 0:
+            seat = h.turn
+            moves = h.legal_plays(seat)
+            if seat == k.seat and node is root:
+                moves &= legal
+            if not expanding:
+                one = not moves & (moves - 1)
+                h.play(seat, moves.bit_length() - 1 if one else _rollout_card(h.trick, moves, rng))
+                continue
+            untried = [c for c in cards_of(moves) if c not in node.children]
+            if untried:
+                card = untried[int(rng.random() * len(untried))]
+                child = node.children[card] = _Node()
+                expanding = False
+                child.avail += 1
+            else:
+                for c in cards_of(moves):
+                    node.children[c].avail += 1
+                card = max(
+                    cards_of(moves),
+                    key=lambda c: (
+                        node.children[c].reward / node.children[c].visits
+                        + EXPLORE
+                        * math.sqrt(math.log(node.children[c].avail) / node.children[c].visits),
+                        -c,
+                    ),
+                )
+                child = node.children[card]
+            path.append((child, seat))
+            h.play(seat, card)
+            node = child
+        final = scored([points_in(t) for t in h.taken], k.scores, k.rules)
+        for n, seat in path:
+            n.visits += 1
+            n.reward -= final[seat] / 26.0
+    return max(
+        (c for c in cards_of(legal) if c in root.children),
+        key=lambda c: (root.children[c].visits, root.children[c].reward, c),
+    )
+
+
+def test_the_ismcts_walk_on_masks_chooses_as_the_rules_engine_walk_does() -> None:
+    rng = random.Random(17)
+    compared = 0
+    for _ in range(4):
+        game = Game(Rules(target=100))
+        game.start_hand(random_deal(rng))
+        step = 0
+        while game.phase in (Phase.PASSING, Phase.PLAYING):
+            seat = waiting_seat(game)
+            view = game_view(game, seat)
+            if game.phase is Phase.PLAYING:
+                k = knowledge_of(view)
+                legal = strict_legal(game, seat)
+                if legal & (legal - 1):
+                    fast = ismcts_play(k, legal, 40, random.Random(step))
+                    assert fast == _ismcts_through_the_engine(k, legal, 40, random.Random(step))
+                    compared += 1
+            d = decide(view, "basic", step)
+            step += 1
+            if d.kind == "pass":
+                game.pass_cards(seat, mask_of_names(d.cards))
+            else:
+                game.play(seat, parse_card(d.cards[0]))
+    assert compared > 100

@@ -13,9 +13,11 @@ from collections.abc import Callable
 
 import pytest
 
-from server.bots.playout import cards_of, play_out, watched
+from server.bots.playout import cards_of, play_out, strict_moves, watched
 from server.bots.policy import choose
-from server.rules import POINT_CARDS, Hand, PassDirection, deal_from_deck
+from server.rules import POINT_CARDS, SUIT_MASKS, Hand, PassDirection, deal_from_deck
+
+from .test_bots import random_deal
 
 
 def engine_play_out(
@@ -134,3 +136,18 @@ def test_the_pass_search_meets_the_opponent_models_random_plays() -> None:
         assert noisy == _trial_pass(k, (deal, passes, i), cards, 0.15)  # the same plays again
         differ += noisy != _trial_pass(k, (deal, passes, i), cards, 0.0)
     assert differ > 5
+
+
+def test_strict_moves_are_what_the_rules_engine_allows() -> None:
+    rng = random.Random(23)
+    checked = 0
+    for _ in range(60):
+        hand = Hand.deal(random_deal(rng), PassDirection.NONE)
+        while hand.turn >= 0:
+            seat = hand.turn
+            suit = SUIT_MASKS[hand.trick[0] // 13] if hand.trick else 0
+            moves = strict_moves(hand.hands[seat], suit, not hand.tricks, hand.hearts_broken)
+            assert moves == hand.legal_plays(seat)
+            checked += 1
+            hand.play(seat, rng.choice(cards_of(moves)))
+    assert checked == 60 * 52

@@ -22,11 +22,11 @@ from __future__ import annotations
 import math
 import random
 
-from server.rules import HEARTS_MASK, SUIT_MASKS, Hand, points_in
+from server.rules import HEARTS_MASK, SUIT_MASKS, Hand, points_in, trick_winner
 
 from .knowledge import Knowledge
 from .outcome import scored
-from .playout import cards_of
+from .playout import cards_of, strict_moves
 from .worlds import NoWorld, sample_world
 
 EXPLORE = 0.7  # UCB1 exploration constant, on rewards in [-1, 0] (points / 26)
@@ -43,11 +43,10 @@ class _Node:
         self.avail = 0
 
 
-def _rollout_card(h: Hand, seat: int, legal: int, rng: random.Random) -> int:
+def _rollout_card(trick: list[int], legal: int, rng: random.Random) -> int:
     if rng.random() < RANDOM_PLAY:
         cards = cards_of(legal)
         return cards[int(rng.random() * len(cards))]
-    trick = h.trick
     if not trick:
         suits = [s for s in range(4) if legal & SUIT_MASKS[s]]
         m = legal & SUIT_MASKS[suits[int(rng.random() * len(suits))]]
@@ -75,59 +74,91 @@ def _rollout_card(h: Hand, seat: int, legal: int, rng: random.Random) -> int:
     return best
 
 
-def ismcts_play(k: Knowledge, legal: int, iterations: int, rng: random.Random) -> int:
-    """The card to play from ``legal`` (several cards) after ``iterations`` tree walks."""
-    relaxed = False
+def facts_contradict(k: Knowledge) -> bool:
+    """No deal fits every fact (a revoke faked a void): sample trusting only the leading rules."""
     try:
         sample_world(k, random.Random(0))
     except NoWorld:
-        relaxed = True
+        return True
+    return False
+
+
+def ismcts_play(k: Knowledge, legal: int, iterations: int, rng: random.Random) -> int:
+    """The card to play from ``legal`` (several cards) after ``iterations`` tree walks."""
+    relaxed = facts_contradict(k)
     root = _Node()
     rules, scores = k.rules, k.scores
+    start: Hand | None = None
     for _ in range(iterations):
         world = sample_world(k, rng, relaxed=relaxed)
-        h = Hand.from_position(world, k.tricks, k.trick)
+        if start is None:
+            # The rules engine reads the position once (who leads, what is taken, whether
+            # hearts are broken): only the hidden cards differ between walks. Each walk then
+            # plays on masks with the standard rules inline, as ``Hand`` does (a test compares).
+            start = Hand.from_position(world, k.tricks, k.trick)
+        hands = list(world)
+        taken = list(start.taken)
+        trick = list(start.trick)
+        leader, seat = start.leader, start.turn
+        broken = start.hearts_broken
+        first_trick = not start.tricks
+        tricks_left = 13 - len(start.tricks)
         node = root
         path: list[tuple[_Node, int]] = []  # (node entered, seat that moved into it)
         expanding = True
-        while h.turn >= 0:
-            seat = h.turn
-            moves = h.legal_plays(seat)
+        while seat >= 0:
+            hand = hands[seat]
+            moves = strict_moves(
+                hand, SUIT_MASKS[trick[0] // 13] if trick else 0, first_trick, broken
+            )
             if seat == k.seat and node is root:
                 moves &= legal
             if not expanding:
                 if moves & (moves - 1):
-                    h.play(seat, _rollout_card(h, seat, moves, rng))
+                    card = _rollout_card(trick, moves, rng)
                 else:
-                    h.play(seat, moves.bit_length() - 1)
-                continue
-            children = node.children
-            untried = [c for c in cards_of(moves) if c not in children]
-            if untried:
-                card = untried[int(rng.random() * len(untried))]
-                child = children[card] = _Node()
-                expanding = False
+                    card = moves.bit_length() - 1
             else:
-                best_score = -math.inf
-                card = -1
-                for c in cards_of(moves):
-                    ch = children[c]
-                    ch.avail += 1
-                    score = ch.reward / ch.visits + EXPLORE * math.sqrt(
-                        math.log(ch.avail) / ch.visits
-                    )
-                    if score > best_score:
-                        best_score, card = score, c
-                child = children[card]
-            path.append((child, seat))
-            if not expanding:
-                child.avail += 1  # the new node was available this once
-            h.play(seat, card)
-            node = child
-        final = scored([points_in(t) for t in h.taken], scores, rules)
-        for n, seat in path:
+                children = node.children
+                untried = [c for c in cards_of(moves) if c not in children]
+                if untried:
+                    card = untried[int(rng.random() * len(untried))]
+                    child = children[card] = _Node()
+                    expanding = False
+                else:
+                    best_score = -math.inf
+                    card = -1
+                    for c in cards_of(moves):
+                        ch = children[c]
+                        ch.avail += 1
+                        score = ch.reward / ch.visits + EXPLORE * math.sqrt(
+                            math.log(ch.avail) / ch.visits
+                        )
+                        if score > best_score:
+                            best_score, card = score, c
+                    child = children[card]
+                path.append((child, seat))
+                if not expanding:
+                    child.avail += 1  # the new node was available this once
+                node = child
+            hands[seat] = hand ^ (1 << card)
+            trick.append(card)
+            if card >= 39:
+                broken = True  # a heart played breaks hearts for the tricks after it
+            if len(trick) < 4:
+                seat = (seat + 1) & 3
+                continue
+            leader = seat = trick_winner(leader, trick)
+            taken[seat] |= (1 << trick[0]) | (1 << trick[1]) | (1 << trick[2]) | (1 << trick[3])
+            trick = []
+            first_trick = False
+            tricks_left -= 1
+            if not tricks_left:
+                seat = -1
+        final = scored([points_in(t) for t in taken], scores, rules)
+        for n, mover in path:
             n.visits += 1
-            n.reward -= final[seat] / 26.0
+            n.reward -= final[mover] / 26.0
     best = max(
         (c for c in cards_of(legal) if c in root.children),
         key=lambda c: (root.children[c].visits, root.children[c].reward, c),

@@ -74,7 +74,7 @@ def play_out(
         if first >= 0:
             card, first = first, -1
         else:
-            if suit:
+            if suit:  # strict_moves, inlined: this is the hot loop of every search
                 legal = hand & suit
                 if not legal:
                     legal = (hand & _NOT_POINTS or hand) if first_trick else hand
@@ -126,6 +126,22 @@ def play_out(
         first_trick = False
         if watch:
             runner = watched(taken)
+
+
+def strict_moves(hand: int, suit: int, first_trick: bool, broken: bool) -> int:
+    """What the standard rules let a seat holding ``hand`` play: ``suit`` is the mask of the suit
+    led (0: the seat leads), as ``Hand.legal_plays`` says (the ISMCTS sparring partner's walk;
+    ``play_out`` inlines the same, and tests hold both to the rules engine)."""
+    if suit:
+        legal = hand & suit
+        if not legal:
+            legal = (hand & _NOT_POINTS or hand) if first_trick else hand
+        return legal
+    if first_trick:
+        return 1  # the 2 of clubs opens the hand
+    if broken:
+        return hand
+    return hand & _NOT_HEARTS or hand
 
 
 def watched(taken: list[int]) -> int:
