@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import math
+import shutil
+import signal
 import socket
 import time
 from typing import TYPE_CHECKING
@@ -23,6 +25,7 @@ from server.store.redis_client import store_errors
 from server.store.redis_deadlines import ShardedDeadlines
 from server.store.redis_packing import PackedConnection
 from server.store.redis_store import RedisRoomStore
+from tests.conftest import _start_redis
 
 if TYPE_CHECKING:
     from tests.conftest import StoreFactory
@@ -489,3 +492,26 @@ async def test_a_unix_socket_url_gets_lanes_too(redis_unix_url: str) -> None:
     assert store._commits.laned == before + 1
     assert await store.load_room("ux") == Snapshot(2, b"v2")
     await store.close()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="no read timeout on the store's connections yet: a Redis that stops answering "
+    "without closing them (frozen, partitioned) holds its commands, on lanes and in redis-py",
+)
+async def test_a_redis_that_stops_answering_fails_a_commit_in_bounded_time() -> None:
+    process, port, workdir = _start_redis()
+    store = RedisRoomStore(f"redis://127.0.0.1:{port}/0", prefix="frozen")
+    try:
+        await store.create_room("r", b"v1", [ev(1)], None)
+        process.send_signal(signal.SIGSTOP)  # alive, its sockets open, answering nothing
+        try:
+            with pytest.raises(StoreUnavailable):
+                await asyncio.wait_for(store.commit("r", 1, b"v2", [ev(2)], None), 4)
+        finally:
+            process.send_signal(signal.SIGCONT)
+    finally:
+        await store.close()
+        process.terminate()
+        process.wait()
+        shutil.rmtree(workdir, ignore_errors=True)
