@@ -417,7 +417,7 @@ class PacedRun:
                 probed=self.probe is not None,
                 state_max=self.state_max,
                 scan=(self.pattern, self.scans, self.state_keys),
-                fork_times=[t - self.t0 for t in self.fork_times],
+                fork_times=self.fork_times,
                 t0=self.t0,
                 redis_stalls=self.redis_stalls,
             )

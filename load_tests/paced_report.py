@@ -150,7 +150,8 @@ def store_lines(
     t0: float,
     redis_stalls: Sequence[tuple[str, int, int]] | None,
 ) -> list[str]:
-    """The largest room state, Redis's forks (``fork_times``: s after ``t0``) and stalls."""
+    """The largest room state, Redis's forks (``fork_times``, wall clock; shown as s after
+    ``t0``, the run's start) and stalls."""
     out: list[str] = []
     say = out.append
     pattern, scans, keys = scan
@@ -162,12 +163,12 @@ def store_lines(
     else:
         say("state_bytes_max: not measured  (pass --redis-url)")
     if probed:
-        start, end = (head.start - t0, head.end - t0) if head is not None else (0.0, 0.0)
+        start, end = (head.start, head.end) if head is not None else (0.0, 0.0)
         inside = [t for t in fork_times if start <= t < end]
         say(
             f"redis_forks: {len(inside)} in the window, {len(fork_times)} in the run  "
             "(AOF rewrites; at "
-            + (", ".join(f"+{t:.0f}" for t in fork_times) or "none")
+            + (", ".join(f"+{t - t0:.0f}" for t in fork_times) or "none")
             + " s; the plot marks them)"
         )
     if redis_stalls is not None:

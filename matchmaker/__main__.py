@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import logging
 import os
 import signal
@@ -109,9 +108,8 @@ def build(
 async def serve(process: Process) -> None:
     """Run until SIGTERM or SIGINT, then give the lease up so another takes over at once."""
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        with contextlib.suppress(NotImplementedError):  # not on every platform
-            loop.add_signal_handler(sig, lambda: asyncio.ensure_future(process.matchmaker.stop()))
+    for sig in (signal.SIGTERM, signal.SIGINT):  # a Unix service (the deploy's images are Debian)
+        loop.add_signal_handler(sig, lambda: asyncio.ensure_future(process.matchmaker.stop()))
     try:
         await process.matchmaker.run()
     finally:
@@ -124,9 +122,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument(
         "--redis-url",
-        default=choose_redis_url(
-            os.environ.get("REDIS_CLUSTER_URL"), os.environ.get("REDIS_URL")
-        ),
+        default=choose_redis_url(os.environ.get("REDIS_CLUSTER_URL"), os.environ.get("REDIS_URL")),
     )
     parser.add_argument("--prefix", default="hearts", help="key prefix, as the server's store")
     parser.add_argument("--node-id", default=os.environ.get("NODE_ID") or None)

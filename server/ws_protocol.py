@@ -54,7 +54,7 @@ FIRST_PING = 2.0  # seconds after the handshake
 # wakes an idle peer: about 3.5 % of a loaded node's CPU (py-spy --native).
 PING_RIDE = 0.1
 TEXT, BINARY = 0x81, 0x82  # FIN and the opcode: the first byte of an unfragmented frame
-# The headers of frames under 126 bytes, most of a card's (a header a frame, about eleven a card).
+# The headers of data frames under 126 bytes: most of a card's frames (about eleven a card).
 _SHORT = {first: tuple(bytes((first, n)) for n in range(126)) for first in (TEXT, BINARY)}
 PING_HEADER = bytes((0x89, 4))  # FIN, ping; an unmasked four-byte payload
 CLOSE_TIMEOUT = 10.0  # seconds a closing socket waits for the peer's close frame
@@ -410,14 +410,9 @@ class BatchingWebSocketProtocol(WebSocketsSansIOProtocol):
         # socket and card for the collector (server/collector.py), so it is asked only when it
         # holds something.
         parts = conn.data_to_send() if conn.writes else []
-        short_binary, short_text = _SHORT[BINARY], _SHORT[TEXT]
         for frame in frames:
-            if isinstance(frame, bytes):
-                payload, first, short = frame, BINARY, short_binary
-            else:
-                payload, first, short = frame.encode(), TEXT, short_text
-            n = len(payload)
-            parts.append(short[n] if n < 126 else _header(first, n))
+            payload = frame if isinstance(frame, bytes) else frame.encode()
+            parts.append(_header(BINARY if isinstance(frame, bytes) else TEXT, len(payload)))
             parts.append(payload)
         if self._ping_riding:  # a due ping goes with these frames, not in a write of its own
             self._ping_riding = False
@@ -445,7 +440,7 @@ _DISCARD = _Discarded()
 def _header(first: int, length: int) -> bytes:
     """An unmasked frame's header (RFC 6455, 5.2): FIN and opcode, then the payload length."""
     if length < 126:
-        return bytes((first, length))
+        return _SHORT[first][length]
     if length < 1 << 16:
         return struct.pack("!BBH", first, 126, length)
     return struct.pack("!BBQ", first, 127, length)

@@ -282,22 +282,8 @@ def _shuffle_to_value(shuffle: dict[str, Any] | None) -> dict[str, Any] | None:
         return None
     stored = shuffle.copy()
     for name in _SHUFFLE_DIGESTS:
-        stored[name] = _raw_digests(stored[name])
+        stored[name] = [None if x is None else bytes.fromhex(x) for x in stored[name]]
     return stored
-
-
-def _raw_digests(values: list[str | None]) -> list[bytes | None]:
-    # One per seat, unrolled: this runs for every card of a hand.
-    a, b, c, d = values
-    return [
-        None if a is None else _fromhex(a),
-        None if b is None else _fromhex(b),
-        None if c is None else _fromhex(c),
-        None if d is None else _fromhex(d),
-    ]
-
-
-_fromhex = bytes.fromhex
 
 
 def _shuffle_from_value(stored: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -305,9 +291,7 @@ def _shuffle_from_value(stored: dict[str, Any] | None) -> dict[str, Any] | None:
     if stored is None:
         return None
     for name in _SHUFFLE_DIGESTS:
-        values = stored.get(name)
-        if values is not None:
-            stored[name] = [x.hex() if isinstance(x, bytes) else x for x in values]
+        stored[name] = [x.hex() if isinstance(x, bytes) else x for x in stored[name]]
     return stored
 
 
