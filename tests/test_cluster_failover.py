@@ -10,7 +10,8 @@ import pytest
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.exceptions import SlotNotCoveredError
 
-from server.store import StoredEvent
+from server.store import StoredEvent, StoreUnavailable
+from server.store.redis_client import REPLY_TIMEOUT
 from server.store.redis_keys import RoomKeys, shard_of
 from server.store.redis_store import RedisRoomStore
 from tests.redis_cluster import LocalCluster
@@ -124,4 +125,45 @@ async def test_claims_go_on_through_a_failover_and_no_room_is_claimed_twice(
         assert sorted(together) == sorted(rooms) and len(set(together)) == len(together)
     finally:
         await peer.close()
+        await store.close()
+
+
+async def test_a_primary_that_stops_answering_fails_its_commits_in_bounded_time_then_fails_over(
+    own_cluster: LocalCluster,
+) -> None:
+    """A primary frozen (SIGSTOP: its sockets open, silent), as a badly lagging or partitioned
+    node: a commit on its lane fails with StoreUnavailable in about ``REPLY_TIMEOUT``, commits to
+    the other primaries go on meanwhile, and once its replica takes over the room commits there."""
+    store = RedisRoomStore(own_cluster.url, prefix=PREFIX)
+    keys = RoomKeys(PREFIX)
+    rooms = [f"frozen-{i}" for i in range(16)]
+    frozen: int | None = None
+    try:
+        for room in rooms:
+            assert await store.create_room(room, b"s", [], None)
+        owners = {room: own_cluster.owner_of_key(keys.tag(shard_of(room))) for room in rooms}
+        room = rooms[0]
+        other = next(r for r in rooms if owners[r] != owners[room])
+        lanes = store._commits.lanes
+        assert lanes is not None
+        for _ in range(100):  # the first commits opened the lanes to both primaries
+            if all(lanes.ready(store._room_key(r, "state")) for r in (room, other)):
+                break
+            await asyncio.sleep(0.02)
+        frozen = owners[room]
+        own_cluster.freeze(frozen)
+        started = time.monotonic()
+        stuck = asyncio.ensure_future(store.commit(room, 1, b"s2", [StoredEvent(1, b"e")], None))
+        # The other primary's room is not held up behind the silent one.
+        assert await asyncio.wait_for(store.commit(other, 1, b"s2", [], None), 1.0)
+        with pytest.raises(StoreUnavailable):
+            await asyncio.wait_for(stuck, REPLY_TIMEOUT + 2)
+        assert time.monotonic() - started <= REPLY_TIMEOUT + 1.5
+        # Its replica takes over (cluster-node-timeout 1 s); the room commits on the new primary.
+        version = await commit_until_it_works(store, room)
+        assert version == 2
+        assert own_cluster.owner_of_key(keys.tag(shard_of(room))) != frozen
+    finally:
+        if frozen is not None:
+            own_cluster.thaw(frozen)
         await store.close()

@@ -15,21 +15,25 @@ and 0.119, for about 1 ms more at the median (p99 unchanged, 5-6 ms). "Busy" is 
 (``LoadGauge``: ``BUSY_RATE`` calls a second over the last tenth of a second or more), so a
 quiet node never waits.
 
-One batch is in flight at a time. Calls made while it is out wait for its replies and then go
-together as the next batch, so batches grow with the load instead of each turn's few calls
-paying a write and a read of their own (the TCP write to Redis on loopback was 12 % of the node
-at 1,000 tables, py-spy, with 1.45 commits a batch). At low load nothing is in flight and a
-call goes at once; under load a call waits at most one round trip more. The next batch goes
-as soon as the replies are in, before their callers resume: sending it after them had the node
-answer a whole batch's moves (their fan-out) while Redis sat idle, and put the commits' p50
-from 2.3 ms to 3.7 and p99 from 39 to 55 (instrumented node, 1,000 tables).
+One batch is in flight at a time to each server. Calls made while it is out wait for its
+replies and then go together as the next batch, so batches grow with the load instead of each
+turn's few calls paying a write and a read of their own (the TCP write to Redis on loopback was
+12 % of the node at 1,000 tables, py-spy, with 1.45 commits a batch). At low load nothing is in
+flight and a call goes at once; under load a call waits at most one round trip more. The next
+batch goes as soon as the replies are in, before their callers resume: sending it after them
+had the node answer a whole batch's moves (their fan-out) while Redis sat idle, and put the
+commits' p50 from 2.3 ms to 3.7 and p99 from 39 to 55 (instrumented node, 1,000 tables).
 
-The batch goes out on the lanes of ``redis_lane`` (a raw pipelined connection per server) and,
-for what they do not carry, through redis-py.
+A call's destination is chosen when it is made: its server's lane (``redis_lane``: a raw
+pipelined connection per server) or, for what the lanes do not carry, redis-py. Each
+destination has its own batches, so a cluster primary that is slow, failing over or silent
+holds up only the calls to its own slots: with one batch for all servers, a frozen primary
+held every commit of the node until the reply timeout, and a dead one until the failover.
 
 Each call keeps its own answer: a script's error reaches only its caller. A failed connection
 reaches every caller of its batch, as it would have reached each alone; their outcome is
-unknown, which the commit script's nonce resolves on a retry (``redis_store``). A leader
+unknown, which the commit script's nonce resolves on a retry (``redis_store``); a lane's timeout
+(a server that stopped answering) reaches them as the error it is, not retried. A leader
 cancelled mid-call (the node is stopping) leaves its batch's outcome unknown.
 """
 
@@ -41,6 +45,7 @@ from collections.abc import Sequence
 from redis.commands.core import AsyncScript
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from server.store.redis_client import Client
 from server.store.redis_lane import HandOver, Lane, Lanes
@@ -73,11 +78,27 @@ class LoadGauge:
         return self._busy
 
 
+class _Flow:
+    """The calls bound for one destination (a lane, that is one server; or redis-py): the
+    batch the current turn's calls join, the batch out, and the leaders of the next one."""
+
+    __slots__ = ("joining", "lane", "out", "waiting")
+
+    def __init__(self, lane: Lane | None) -> None:
+        self.lane = lane
+        self.joining: list[Call] | None = None
+        self.out: list[Call] | None = None
+        self.waiting: list[asyncio.Future[None]] = []
+
+    def idle(self) -> bool:
+        return self.out is None and self.joining is None and not self.waiting
+
+
 class ScriptBatcher:
     """``await batcher(keys, args)`` runs the script like ``script(keys=…, args=…)``.
 
-    The first call of a turn leads: it yields once, so that the tasks woken with it can join,
-    then sends the batch and hands each its answer. No task is made for it.
+    The first call of a turn to a destination leads: it yields once, so that the tasks woken
+    with it can join, then sends the batch and hands each its answer. No task is made for it.
     """
 
     def __init__(
@@ -94,9 +115,7 @@ class ScriptBatcher:
         self._window = window
         self._load = LoadGauge(busy_rate)
         self._lanes = Lanes(client) if lanes else None
-        self._joining: list[Call] | None = None  # the batch the current turn's calls join
-        self._out: list[Call] | None = None  # the batch out, until its replies are in
-        self._waiting: list[asyncio.Future[None]] = []  # leaders of the next batch
+        self._flows: dict[Lane | None, _Flow] = {None: _Flow(None)}
         self.round_trips = 0  # pipelines and single calls sent (for tests and figures)
         self.calls = 0
         self.laned = 0  # calls sent on a lane
@@ -107,26 +126,28 @@ class ScriptBatcher:
     async def __call__(self, keys: Sequence[str], args: Sequence[bytes | str | int]) -> object:
         loop = self._loop or self._first_loop()
         future: asyncio.Future[object] = loop.create_future()
-        if self._joining is not None and len(self._joining) < MAX_BATCH:
-            self._joining.append((keys, args, future))
+        lane = self._lanes.ready(keys[0]) if self._lanes is not None else None
+        flow = self._flows.get(lane) or self._new_flow(lane)
+        if flow.joining is not None and len(flow.joining) < MAX_BATCH:
+            flow.joining.append((keys, args, future))
             return await future
-        batch = self._joining = [(keys, args, future)]
+        batch = flow.joining = [(keys, args, future)]
         try:
             try:
-                if self._out is None:
+                if flow.out is None:
                     if self._window and self._load.busy(loop.time(), self.calls):
                         await asyncio.sleep(self._window)  # a busy node: more calls join
                     else:
                         await asyncio.sleep(0)  # the other tasks of this turn run, and join
-                while self._out is not None:  # a batch is out: this one fills meanwhile
+                while flow.out is not None:  # a batch is out: this one fills meanwhile
                     wake: asyncio.Future[None] = loop.create_future()
-                    self._waiting.append(wake)
+                    flow.waiting.append(wake)
                     await wake  # its own future: a cancelled wait cancels nothing shared
-                self._out = batch
+                flow.out = batch
             finally:
-                if self._joining is batch:
-                    self._joining = None
-            await self._send(batch)
+                if flow.joining is batch:
+                    flow.joining = None
+            await self._send(flow, batch)
         except BaseException as e:
             # The leader was cancelled, waiting or mid-call: nobody in its batch waits for ever.
             for _, _, waiting in batch:
@@ -135,24 +156,25 @@ class ScriptBatcher:
                 future.exception()  # its own answer is this raise
             raise
         finally:
-            self._release(batch)
+            _release(flow, batch)
         return await future
 
     def _first_loop(self) -> asyncio.AbstractEventLoop:
         self._loop = asyncio.get_running_loop()
         return self._loop
 
-    def _release(self, batch: list[Call]) -> None:
-        """The batch out has its replies: the next may go. Called before its callers are
-        answered, so the next leader, woken first, sends while they resume (its batch has
-        gathered for a whole round trip; it does not wait another turn)."""
-        if self._out is not batch:
-            return
-        self._out = None
-        waiting, self._waiting = self._waiting, []
-        for wake in waiting:
-            if not wake.done():
-                wake.set_result(None)
+    def _new_flow(self, lane: Lane | None) -> _Flow:
+        """A lane's first call; the flows of lanes since lost are dropped once idle."""
+        for known, flow in list(self._flows.items()):
+            if known is not None and known.lost and flow.idle():
+                del self._flows[known]
+        flow = self._flows[lane] = _Flow(lane)
+        return flow
+
+    @property
+    def batches_out(self) -> int:
+        """Batches sent whose replies are not all in (at most one per destination)."""
+        return sum(flow.out is not None for flow in self._flows.values())
 
     @property
     def lanes(self) -> Lanes | None:
@@ -163,54 +185,44 @@ class ScriptBatcher:
         if self._lanes is not None:
             self._lanes.close()
 
-    async def _send(self, batch: list[Call]) -> None:
+    async def _send(self, flow: _Flow, batch: list[Call]) -> None:
         """Every call of ``batch`` gets its answer; only a cancellation escapes."""
         self.round_trips += 1
         self.calls += len(batch)
-        lanes = self._lanes
-        if lanes is None:
+        lane = flow.lane
+        if lane is None:
             await self._send_redis_py(batch)
             return
-        routed: dict[Lane, list[Call]] = {}
-        rest: list[Call] = []
-        for call in batch:
-            lane = lanes.ready(call[0][0])
-            if lane is None:
-                rest.append(call)
-            else:
-                routed.setdefault(lane, []).append(call)
+        assert self._lanes is not None
         sha = self._script.sha
-        self.laned += len(batch) - len(rest)
-        sent = [
-            (lane, calls, lane.call([("EVALSHA", sha, len(k), *k, *a) for k, a, _ in calls]))
-            for lane, calls in routed.items()
-        ]
-        if rest:
-            await self._send_redis_py(rest)
-        arrived: list[tuple[Lane, list[Call], list[object] | None]] = []
-        for lane, calls, replies in sent:
-            try:
-                arrived.append((lane, calls, await replies))
-            except RedisConnectionError:
-                arrived.append((lane, calls, None))
-        self._release(batch)
-        for lane, calls, answers in arrived:
-            if answers is None:
-                # Outcome unknown: redis-py retries them, and a commit's nonce makes a retry
-                # of one that was applied report its success.
-                lanes.failed(lane)
-                await asyncio.gather(*(self._one(*call) for call in calls))
-                continue
-            handed: list[Call] = []
-            for call, answer in zip(calls, answers, strict=True):
-                if isinstance(answer, HandOver):
-                    handed.append(call)
-                elif isinstance(answer, Exception):
-                    _settle(call[2], error=answer)
-                else:
-                    _settle(call[2], result=answer)
-            for call in handed:  # one at a time: the first NOSCRIPT's reload serves the rest
-                await self._one(*call)
+        self.laned += len(batch)
+        try:
+            answers = await lane.call([("EVALSHA", sha, len(k), *k, *a) for k, a, _ in batch])
+        except RedisTimeoutError as e:
+            # The server stopped answering: redis-py would wait as long again on it. The
+            # calls that queued behind this batch meet the lane closed with this same error.
+            self._lanes.failed(lane)
+            for call in batch:
+                _settle(call[2], error=e)
+            return
+        except RedisConnectionError:
+            # Outcome unknown: redis-py retries them, and a commit's nonce makes a retry of one
+            # that was applied report its success. Not waited for by the next batch.
+            self._lanes.failed(lane)
+            _release(flow, batch)
+            await asyncio.gather(*(self._one(*call) for call in batch))
+            return
+        _release(flow, batch)
+        handed: list[Call] = []
+        for call, answer in zip(batch, answers, strict=True):
+            if isinstance(answer, HandOver):
+                handed.append(call)
+            elif isinstance(answer, Exception):
+                _settle(call[2], error=answer)
+            else:
+                _settle(call[2], result=answer)
+        for call in handed:  # one at a time: the first NOSCRIPT's reload serves the rest
+            await self._one(*call)
 
     async def _send_redis_py(self, batch: list[Call]) -> None:
         if len(batch) == 1:
@@ -244,6 +256,19 @@ class ScriptBatcher:
             _settle(future, error=e)
         else:
             _settle(future, result=result)
+
+
+def _release(flow: _Flow, batch: list[Call]) -> None:
+    """The batch out has its replies: the next to its destination may go. Called before its
+    callers are answered, so the next leader, woken first, sends while they resume (its batch
+    has gathered for a whole round trip; it does not wait another turn)."""
+    if flow.out is not batch:
+        return
+    flow.out = None
+    waiting, flow.waiting = flow.waiting, []
+    for wake in waiting:
+        if not wake.done():
+            wake.set_result(None)
 
 
 def _settle(

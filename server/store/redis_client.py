@@ -39,6 +39,13 @@ REDIS_SCHEMES = SINGLE_SCHEMES + CLUSTER_SCHEMES
 
 Client = aioredis.Redis | RedisCluster
 
+# Redis answers a command in well under a millisecond. A reply this late means a server that
+# stopped answering without closing its connections (frozen, partitioned, swapping): the call
+# fails with StoreUnavailable then, not after the kernel's TCP timeouts (minutes), so a player's
+# move gets an answer and the node's loops go on. Applies to redis-py's connections and the
+# lanes alike.
+REPLY_TIMEOUT = 2.0
+
 
 def is_cluster_url(url: str) -> bool:
     return url.startswith(CLUSTER_SCHEMES)
@@ -89,7 +96,20 @@ class _Cluster(RedisCluster):
 def connect(url: str) -> Client:
     """A lazily connecting client for ``url``; bytes in and out (states and events are opaque)."""
     if not is_cluster_url(url):
-        single = aioredis.Redis.from_url(url, decode_responses=False)
+        single = aioredis.Redis.from_url(
+            url,
+            decode_responses=False,
+            socket_timeout=REPLY_TIMEOUT,
+            socket_connect_timeout=REPLY_TIMEOUT,
+            # A refused or dropped connection (a restarting Redis) is retried, about 5 s in all;
+            # a timeout is not: the server answers nothing, and asking again would only double
+            # the caller's wait.
+            retry=Retry(
+                ExponentialWithJitterBackoff(base=0.01, cap=1.0),
+                retries=10,
+                supported_errors=(RedisConnectionError,),
+            ),
+        )
         use_hiredis_packing(single)
         return single
     scheme, rest = url.split("://", 1)
@@ -109,9 +129,13 @@ def connect(url: str) -> Client:
         first,
         decode_responses=False,
         startup_nodes=startup or None,
+        socket_timeout=REPLY_TIMEOUT,
+        socket_connect_timeout=REPLY_TIMEOUT,
         # A failover takes about cluster-node-timeout plus an election: keep retrying about
         # that long (exponential backoff, 8 attempts, ~5 s) rather than failing the caller
-        # after the first refused connection.
+        # after the first refused connection. Here a timeout is retried too (redis-py's
+        # cluster client retries both): a primary that stopped answering is about to be
+        # failed over, and the retries reach its replica.
         retry=Retry(ExponentialWithJitterBackoff(base=0.05, cap=1.0), retries=8),
     )
     use_hiredis_packing(cluster)

@@ -29,6 +29,7 @@ from typing import Any
 
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from server.store.redis_client import Client, store_errors
 from server.store.redis_keys import SHARDS, RoomKeys
@@ -114,7 +115,7 @@ class ShardedDeadlines:
         for lane, where, replies in sent:
             try:
                 got = await replies
-            except RedisConnectionError:
+            except (RedisConnectionError, RedisTimeoutError):
                 lanes.failed(lane)  # redis-py reads these shards
                 continue
             for i, reply in zip(where, got, strict=True):

@@ -22,6 +22,11 @@ A lane serves only the common case and hands everything else to redis-py, which 
 A server on this machine is best reached by its Unix socket (``unix://`` in ``REDIS_URL``): a
 lane then writes without the loopback's TCP stack, whose receiving half runs on the sending core.
 
+A lane whose oldest call has had no reply for ``REPLY_TIMEOUT`` is failed with a timeout: its
+server stopped answering without closing the connection. Those calls' outcome is unknown, and
+they are not handed to redis-py, which would wait as long again on the same server: the callers
+get the timeout (``StoreUnavailable``).
+
 After a failure a server gets no new lane for ``RETRY_AFTER`` seconds: redis-py carries the
 commits meanwhile, so a dead or restarting server is not asked for a connection per batch.
 """
@@ -38,8 +43,9 @@ import hiredis
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from server.store.redis_client import Client
+from server.store.redis_client import REPLY_TIMEOUT, Client
 
 RETRY_AFTER = 1.0  # seconds before a server that failed gets a lane again
 CONNECT_TIMEOUT = 2.0
@@ -79,25 +85,45 @@ class Lane(asyncio.Protocol):
         self._loop: asyncio.AbstractEventLoop | None = None
         self.lost = False
         self._reader = hiredis.Reader()
-        # Each batch in flight: how many replies it waits for, those read so far, its future.
-        self._waiting: deque[tuple[int, list[Any], asyncio.Future[list[Any]]]] = deque()
+        # Each batch in flight: how many replies it waits for, those read so far, its future,
+        # and when it was sent (the loop's clock).
+        self._waiting: deque[tuple[int, list[Any], asyncio.Future[list[Any]], float]] = deque()
+        self._watchdog: asyncio.TimerHandle | None = None
+        self._silent = ""  # why the lane failed, when its server stopped answering
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # A stream transport (uvloop's is not a subclass of asyncio.Transport).
         self.transport = cast(asyncio.Transport, transport)
         self._loop = asyncio.get_running_loop()
+        self._watch()
+
+    def _watch(self) -> None:
+        """Every quarter of ``REPLY_TIMEOUT``: fail the lane if its oldest call is overdue
+        (one timer a lane, not one a call: a card's commit adds only a clock reading)."""
+        loop = self._loop
+        if self.lost or loop is None:
+            return
+        if self._waiting and loop.time() - self._waiting[0][3] > REPLY_TIMEOUT:
+            self._silent = f"Redis did not answer within {REPLY_TIMEOUT:g} s"
+            self._fail(RedisTimeoutError(self._silent))
+            return
+        self._watchdog = loop.call_later(REPLY_TIMEOUT / 4, self._watch)
 
     def call(self, commands: Sequence[Command]) -> asyncio.Future[list[Any]]:
         """Send ``commands``; the future has one reply each (error replies as exceptions)."""
-        future: asyncio.Future[list[Any]] = (
-            self._loop or asyncio.get_running_loop()
-        ).create_future()
+        loop = self._loop or asyncio.get_running_loop()
+        future: asyncio.Future[list[Any]] = loop.create_future()
         if self.lost or self.transport is None or self.transport.is_closing():
-            future.set_exception(RedisConnectionError("the lane is closed"))
+            # Calls that queued behind a batch that timed out time out with it, at once.
+            future.set_exception(
+                RedisTimeoutError(self._silent)
+                if self._silent
+                else RedisConnectionError("the lane is closed")
+            )
             return future
         # hiredis types its argument as a one-element tuple; it takes any length.
         self.transport.write(b"".join(hiredis.pack_command(tuple(c)) for c in commands))  # type: ignore[arg-type]
-        self._waiting.append((len(commands), [], future))
+        self._waiting.append((len(commands), [], future, loop.time()))
         return future
 
     def data_received(self, data: bytes) -> None:
@@ -111,7 +137,7 @@ class Lane(asyncio.Protocol):
             if not waiting:  # a reply nobody asked for: the stream is not what we think
                 self._fail(RedisConnectionError("unexpected reply from Redis"))
                 return
-            count, replies, future = waiting[0]
+            count, replies, future, _ = waiting[0]
             if isinstance(reply, hiredis.ReplyError):
                 reply = _reply_error(str(reply))
             replies.append(reply)
@@ -125,8 +151,10 @@ class Lane(asyncio.Protocol):
 
     def _fail(self, error: Exception) -> None:
         self.lost = True
+        if self._watchdog is not None:
+            self._watchdog.cancel()
         waiting, self._waiting = self._waiting, deque()
-        for _, _, future in waiting:
+        for _, _, future, _ in waiting:
             if not future.done():
                 future.set_exception(error)
                 future.exception()  # a caller that was cancelled meanwhile would never read it
@@ -135,6 +163,8 @@ class Lane(asyncio.Protocol):
 
     def close(self) -> None:
         self.lost = True
+        if self._watchdog is not None:
+            self._watchdog.cancel()
         if self.transport is not None:
             self.transport.close()
 

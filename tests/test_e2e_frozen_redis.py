@@ -1,0 +1,64 @@
+"""A Redis that stops answering mid-game (SIGSTOP: alive, its sockets open, silent), through a
+real server process: the move gets an answer in bounded time, and once Redis answers again the
+game goes on with nothing lost."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import signal
+import time
+
+import pytest
+
+from protocol.client import CommandError
+from server.store.redis_client import REPLY_TIMEOUT
+
+from .client_bots import new_player, open_table, play_to_the_end
+from .conftest import _start_redis
+from .server_process import ServerProcess
+from .test_e2e_durability import act_on_view
+
+pytestmark = pytest.mark.e2e
+
+
+async def test_a_move_while_redis_is_frozen_is_answered_and_the_game_goes_on() -> None:
+    redis, port, workdir = _start_redis()
+    server = ServerProcess(redis_url=f"redis://127.0.0.1:{port}/0").start()
+    try:
+        a = await new_player(server, "A")
+        b = await new_player(server, "B")
+        room = await open_table(server, a)
+        await b.request("join", room=room)
+        await a.request("fill_bots", level="random")
+        await a.request("start")
+        prompt = await a.next_event("your_turn")
+        redis.send_signal(signal.SIGSTOP)
+        started = time.monotonic()
+        try:
+            # The commit times out (outcome unknown); the client then resumes to learn the
+            # truth, and that read times out too: two bounded waits, not a hang.
+            with pytest.raises(CommandError) as failed:
+                await a.request("pass", cards=prompt["legal"][:3], timeout=4 * REPLY_TIMEOUT + 5)
+            waited = time.monotonic() - started
+        finally:
+            redis.send_signal(signal.SIGCONT)
+        assert failed.value.code in ("outcome_unknown", "store_unavailable"), failed.value
+        assert waited <= 2 * REPLY_TIMEOUT + 3, waited
+        # Redis is back: the pass either happened or not, the view says which, and the game is
+        # played to its end by both people (and the bots) on the same node.
+        await a.request("resume", room=room, seq=a.seq)
+        await act_on_view(a)
+        await act_on_view(b)
+        results = await asyncio.gather(play_to_the_end(a), play_to_the_end(b, seed=1))
+        assert results[0]["scores"] == results[1]["scores"]
+        assert max(results[0]["scores"]) >= 50
+        # The node's loops said the store failed and then that it recovered; nothing worse.
+        log = server.log()
+        assert "recovered after" in log
+        assert '"level": "ERROR"' not in log and '"level": "CRITICAL"' not in log
+    finally:
+        server.stop()
+        redis.terminate()
+        redis.wait()
+        shutil.rmtree(workdir, ignore_errors=True)
