@@ -503,6 +503,40 @@ async def test_a_unix_socket_url_gets_lanes_too(redis_unix_url: str) -> None:
     await store.close()
 
 
+async def test_the_reply_timeout_comes_from_the_url_for_lanes_and_redis_py_alike() -> None:
+    """``?socket_timeout=0.5``: an operator's shorter (or longer) bound holds on both paths."""
+    process, port, workdir = _start_redis()
+    store = RedisRoomStore(f"redis://127.0.0.1:{port}/0?socket_timeout=0.5", prefix="short")
+    try:
+        await store.create_room("r", b"v1", [ev(1)], None)
+        await lane_open(store, "r")
+        process.send_signal(signal.SIGSTOP)
+        try:
+            for call in (store.commit("r", 1, b"v2", [ev(2)], None), store.load_room("r")):
+                started = time.monotonic()
+                with pytest.raises(StoreUnavailable):
+                    await asyncio.wait_for(call, 3)
+                assert 0.45 <= time.monotonic() - started <= 1.2
+        finally:
+            process.send_signal(signal.SIGCONT)
+    finally:
+        await store.close()
+        process.terminate()
+        process.wait()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+async def test_a_wait_as_long_as_the_reply_timeout_is_refused() -> None:
+    """WAIT's own timeout must leave the reply time to arrive, or waiting commits time out."""
+    with pytest.raises(ValueError, match="reply timeout"):
+        RedisRoomStore("redis://127.0.0.1:1/0", wait_replicas=1, wait_ms=1000)
+    for accepted in (
+        RedisRoomStore("redis://127.0.0.1:1/0?socket_timeout=5", wait_replicas=1, wait_ms=1000),
+        RedisRoomStore("redis://127.0.0.1:1/0", wait_replicas=0, wait_ms=5000),  # no WAIT sent
+    ):
+        await accepted.close()
+
+
 async def test_a_redis_that_stops_answering_fails_each_call_in_bounded_time() -> None:
     """A server alive with its sockets open that answers nothing (SIGSTOP; a partition or a
     swapping host looks the same): a commit on its lane, a load through redis-py and the

@@ -43,7 +43,7 @@ Client = aioredis.Redis | RedisCluster
 # stopped answering without closing its connections (frozen, partitioned, swapping): the call
 # fails with StoreUnavailable then, not after the kernel's TCP timeouts (minutes), so a player's
 # move gets an answer and the node's loops go on. Applies to redis-py's connections and the
-# lanes alike.
+# lanes alike; ``?socket_timeout=SECONDS`` in the URL sets another (``reply_timeout``).
 REPLY_TIMEOUT = 2.0
 
 
@@ -140,6 +140,19 @@ def connect(url: str) -> Client:
     )
     use_hiredis_packing(cluster)
     return cluster
+
+
+def client_settings(client: Client) -> dict[str, Any]:
+    """The connection settings redis-py made ``client``'s connections with (from its URL)."""
+    if isinstance(client, RedisCluster):
+        return dict(client.nodes_manager.connection_kwargs)
+    return dict(client.connection_pool.connection_kwargs)
+
+
+def reply_timeout(settings: dict[str, Any]) -> float:
+    """How long a call waits for Redis's reply: the connections' ``socket_timeout``."""
+    value = settings.get("socket_timeout")
+    return float(value) if value else REPLY_TIMEOUT
 
 
 def load_script(name: str) -> str:

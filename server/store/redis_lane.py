@@ -22,7 +22,8 @@ A lane serves only the common case and hands everything else to redis-py, which 
 A server on this machine is best reached by its Unix socket (``unix://`` in ``REDIS_URL``): a
 lane then writes without the loopback's TCP stack, whose receiving half runs on the sending core.
 
-A lane whose oldest call has had no reply for ``REPLY_TIMEOUT`` is failed with a timeout: its
+A lane whose oldest call has had no reply for the reply timeout (``redis_client.reply_timeout``:
+redis-py's ``socket_timeout``, 2 s unless the URL says) is failed with a timeout: its
 server stopped answering without closing the connection. Those calls' outcome is unknown, and
 they are not handed to redis-py, which would wait as long again on the same server: the callers
 get the timeout (``StoreUnavailable``).
@@ -45,7 +46,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from server.store.redis_client import REPLY_TIMEOUT, Client
+from server.store.redis_client import Client, client_settings, reply_timeout
 
 RETRY_AFTER = 1.0  # seconds before a server that failed gets a lane again
 CONNECT_TIMEOUT = 2.0
@@ -77,9 +78,11 @@ def _reply_error(message: str) -> Exception:
 
 
 class Lane(asyncio.Protocol):
-    """One connection; ``call(commands)`` answers each command, in order, in one write."""
+    """One connection; ``call(commands)`` answers each command, in order, in one write;
+    failed if the oldest call has waited ``timeout`` seconds for its reply."""
 
-    def __init__(self) -> None:
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
         self.transport: asyncio.Transport | None = None
         # Kept: asyncio.get_running_loop() is a getpid() system call (CPython's fork check).
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -98,16 +101,16 @@ class Lane(asyncio.Protocol):
         self._watch()
 
     def _watch(self) -> None:
-        """Every quarter of ``REPLY_TIMEOUT``: fail the lane if its oldest call is overdue
-        (one timer a lane, not one a call: a card's commit adds only a clock reading)."""
+        """Every quarter of the timeout: fail the lane if its oldest call is overdue (one timer
+        a lane, not one a call: a card's commit adds only a clock reading)."""
         loop = self._loop
         if self.lost or loop is None:
             return
-        if self._waiting and loop.time() - self._waiting[0][3] > REPLY_TIMEOUT:
-            self._silent = f"Redis did not answer within {REPLY_TIMEOUT:g} s"
+        if self._waiting and loop.time() - self._waiting[0][3] > self.timeout:
+            self._silent = f"Redis did not answer within {self.timeout:g} s"
             self._fail(RedisTimeoutError(self._silent))
             return
-        self._watchdog = loop.call_later(REPLY_TIMEOUT / 4, self._watch)
+        self._watchdog = loop.call_later(self.timeout / 4, self._watch)
 
     def call(self, commands: Sequence[Command]) -> asyncio.Future[list[Any]]:
         """Send ``commands``; the future has one reply each (error replies as exceptions)."""
@@ -213,6 +216,7 @@ class Lanes:
         # microsecond), and every batch asks where its keys live.
         self._cluster = isinstance(client, RedisCluster)
         self._single = None if self._cluster else self._single_address()
+        self._timeout = reply_timeout(client_settings(client))
 
     def _single_address(self) -> Address | None:
         pool = getattr(self._client, "connection_pool", None)
@@ -258,6 +262,9 @@ class Lanes:
             self._connecting[where] = asyncio.ensure_future(self._open(address))
         return None
 
+    def _lane(self) -> Lane:
+        return Lane(self._timeout)
+
     def failed(self, lane: Lane) -> None:
         """A call on ``lane`` failed on the connection: redis-py carries its server a while."""
         for where, known in list(self._lanes.items()):
@@ -272,9 +279,9 @@ class Lanes:
         try:
             try:
                 if address.path is not None:
-                    connecting = loop.create_unix_connection(Lane, address.path)
+                    connecting = loop.create_unix_connection(self._lane, address.path)
                 else:
-                    connecting = loop.create_connection(Lane, address.host, address.port)
+                    connecting = loop.create_connection(self._lane, address.host, address.port)
                 _, lane = await asyncio.wait_for(connecting, CONNECT_TIMEOUT)
                 hello = address.hello()
                 if hello:

@@ -70,8 +70,10 @@ from server.store.redis_client import (
     Client,
     as_bytes,
     as_text,
+    client_settings,
     connect,
     load_script,
+    reply_timeout,
     store_errors,
     stream_entries,
 )
@@ -115,6 +117,12 @@ class RedisRoomStore(RoomStore):
         self.wait_ms = wait_ms
         # Bytes in and out: states and events are opaque, and hiredis skips decoding work.
         self._client: Client = client or connect(url)
+        timeout = reply_timeout(client_settings(self._client))
+        if wait_replicas and wait_ms >= timeout * 500:
+            raise ValueError(
+                f"wait_ms ({wait_ms}) must be under half the reply timeout ({timeout:g} s), "
+                "or every commit that waits the whole time would time out"
+            )
         self.keys = RoomKeys(prefix)
         self._heartbeat_key = self.keys.heartbeat
         # AsyncScript sends EVALSHA and, on NOSCRIPT (restart, failover, SCRIPT FLUSH),
