@@ -402,6 +402,26 @@ async def test_a_lane_lost_mid_flight_leaves_each_commit_applied_once(
     await store.close()
 
 
+async def test_a_lane_whose_greeting_is_refused_leaves_no_connection_open(
+    clean_redis: str,
+) -> None:
+    """SELECT of a database the server does not have: no lane, and its connection closed
+    (not left open, retried every ``RETRY_AFTER``, one more each time)."""
+    admin = redis.Redis.from_url(clean_redis)
+    try:
+        clients = len(admin.client_list())
+        store = RedisRoomStore(clean_redis.rsplit("/", 1)[0] + "/99", prefix="badselect")
+        lanes = store._commits.lanes
+        assert lanes is not None
+        for _ in range(3):
+            assert lanes.ready(store._room_key("x", "state")) is None
+            await asyncio.sleep(RETRY_AFTER + 0.1)
+        assert len(admin.client_list()) == clients
+        await store.close()
+    finally:
+        admin.close()
+
+
 async def test_a_lane_authenticates_and_selects_the_database(clean_redis: str) -> None:
     admin = redis.Redis.from_url(clean_redis)
     admin.config_set("requirepass", "lane-secret")

@@ -43,7 +43,7 @@ from typing import Any, cast
 import hiredis
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import ResponseError
+from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from server.store.redis_client import Client, client_settings, reply_timeout
@@ -276,22 +276,27 @@ class Lanes:
     async def _open(self, address: Address) -> None:
         where = address.where
         loop = asyncio.get_running_loop()
+        lane: Lane | None = None
         try:
             try:
                 if address.path is not None:
                     connecting = loop.create_unix_connection(self._lane, address.path)
                 else:
                     connecting = loop.create_connection(self._lane, address.host, address.port)
-                _, lane = await asyncio.wait_for(connecting, CONNECT_TIMEOUT)
+                _, made = await asyncio.wait_for(connecting, CONNECT_TIMEOUT)
+                lane = made
                 hello = address.hello()
                 if hello:
-                    for reply in await asyncio.wait_for(lane.call(hello), CONNECT_TIMEOUT):
+                    for reply in await asyncio.wait_for(made.call(hello), CONNECT_TIMEOUT):
                         if isinstance(reply, Exception):
                             raise reply
-            except (OSError, TimeoutError, RedisConnectionError, ResponseError, HandOver):
+            except (OSError, TimeoutError, RedisError, HandOver):
+                # Refused, silent, or AUTH/SELECT refused: no lane, and no connection left open.
+                if lane is not None:
+                    lane.close()
                 self._failed[where] = time.monotonic() + RETRY_AFTER
                 return
-            self._lanes[where] = lane
+            self._lanes[where] = made
         finally:
             del self._connecting[where]
 
