@@ -30,6 +30,7 @@ class Scheduler:
         self.interval = interval
         self.outage_threshold = outage_threshold  # a heartbeat gap longer than this is an outage
         self._task: asyncio.Task[None] | None = None
+        self._beat: asyncio.Task[None] | None = None
         self._running: dict[str, asyncio.Task[None]] = {}
         self._again: set[str] = set()
         self._wake = asyncio.Event()
@@ -42,9 +43,12 @@ class Scheduler:
     async def start(self) -> None:
         await self._recover_downtime()
         self._task = asyncio.create_task(self._loop(), name="scheduler")
+        # Its own loop: the heartbeat's key lives on one shard, whose failover must not hold
+        # up the claims of rooms on the others.
+        self._beat = asyncio.create_task(self._beat_loop(), name="scheduler-heartbeat")
 
     async def stop(self) -> None:
-        tasks = [t for t in (self._task, *self._running.values()) if t is not None]
+        tasks = [t for t in (self._task, self._beat, *self._running.values()) if t is not None]
         for task in tasks:
             # A tick cut short loses nothing: it commits all or nothing, and its claim expires.
             task.cancel()
@@ -71,14 +75,10 @@ class Scheduler:
 
     async def _loop(self) -> None:
         store = self.rooms.store
-        beat = 0.0
         outage = OutageLog(log, "scheduler pass (store unreachable?)")
         while True:
             try:
                 now = self.rooms.clock()
-                if now - beat > HEARTBEAT_EVERY:
-                    await store.heartbeat(now)
-                    beat = now
                 due = await store.claim_due(now, 64, TICK_LEASE)
                 for room_id in due:
                     if room_id in self._running:
@@ -95,6 +95,20 @@ class Scheduler:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self.interval)
             self._wake.clear()
+
+    async def _beat_loop(self) -> None:
+        """The service's heartbeat (``_recover_downtime`` reads its gaps), every second."""
+        store = self.rooms.store
+        outage = OutageLog(log, "scheduler heartbeat (store unreachable?)")
+        while True:
+            try:
+                await store.heartbeat(self.rooms.clock())
+                outage.succeeded()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                outage.failed()
+            await asyncio.sleep(HEARTBEAT_EVERY)
 
     async def _tick(self, room_id: str) -> None:
         try:

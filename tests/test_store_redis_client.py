@@ -10,7 +10,7 @@ import shutil
 import signal
 import socket
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import hiredis
 import pytest
@@ -41,6 +41,14 @@ def redis_only(store_factory: StoreFactory) -> RedisRoomStore:
     if not isinstance(store, RedisRoomStore):
         pytest.skip("group commit is the Redis store's")
     return store
+
+
+def store_nodes(store: RedisRoomStore, single_url: str) -> list[redis.Redis]:
+    """A plain client to each server the store writes to: its Redis, or each primary."""
+    client = store._client
+    if isinstance(client, RedisCluster):
+        return [redis.Redis(host=n.host, port=n.port) for n in client.get_primaries()]
+    return [redis.Redis.from_url(single_url)]
 
 
 def one_redis(store_factory: StoreFactory, why: str) -> RedisRoomStore:
@@ -101,6 +109,35 @@ async def test_a_batch_survives_a_flushed_script_cache(
     assert results == [True] * len(rooms)
     for room in rooms:
         assert await store.load_room(room) == Snapshot(2, b"v2")
+    await store.close()
+
+
+async def test_on_a_lane_an_empty_script_cache_is_refilled_on_the_lane(
+    store_factory: StoreFactory, clean_redis: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """NOSCRIPT on a lane (a restarted or promoted server): the calls go again on the lane as
+    EVAL, not through redis-py (whose script loading, on a cluster, waits out a slot-map
+    refresh while another primary fails over); the script is cached again for the next."""
+    rooms = [f"n{i}" for i in range(6)]
+    store = await laned_store(store_factory, rooms)
+    through_redis_py: list[object] = []
+    real_one = store._commits._one
+
+    async def counted(*call: Any) -> None:
+        through_redis_py.append(call)
+        await real_one(*call)
+
+    monkeypatch.setattr(store._commits, "_one", counted)
+    for node in store_nodes(store, clean_redis):
+        node.script_flush()
+        node.close()
+    before = store._commits.laned
+    results = await asyncio.gather(*(store.commit(r, 1, b"v2", [ev(2)], None) for r in rooms))
+    assert results == [True] * len(rooms)
+    assert store._commits.laned - before == len(rooms) and through_redis_py == []
+    assert await store.commit(rooms[0], 2, b"v3", [ev(3)], None)  # EVALSHA finds it again
+    for room in rooms:
+        assert (await store.load_room(room)).version >= 2  # type: ignore[union-attr]
     await store.close()
 
 

@@ -42,6 +42,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
+from redis.asyncio.cluster import RedisCluster
 from redis.commands.core import AsyncScript
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError
@@ -106,7 +107,7 @@ class ScriptBatcher:
         client: Client,
         script: AsyncScript,
         *,
-        lanes: bool = True,
+        lanes: bool | Lanes = True,
         window: float = WINDOW,
         busy_rate: float = BUSY_RATE,
     ) -> None:
@@ -114,8 +115,12 @@ class ScriptBatcher:
         self._script = script
         self._window = window
         self._load = LoadGauge(busy_rate)
-        self._lanes = Lanes(client) if lanes else None
+        # Another batcher's lanes may be shared (that batcher closes them): one connection per
+        # server carries every script.
+        self._owns_lanes = lanes is True
+        self._lanes = Lanes(client) if lanes is True else (lanes or None)
         self._flows: dict[Lane | None, _Flow] = {None: _Flow(None)}
+        self._cluster = isinstance(client, RedisCluster)
         self.round_trips = 0  # pipelines and single calls sent (for tests and figures)
         self.calls = 0
         self.laned = 0  # calls sent on a lane
@@ -182,7 +187,7 @@ class ScriptBatcher:
         return self._lanes
 
     def close(self) -> None:
-        if self._lanes is not None:
+        if self._lanes is not None and self._owns_lanes:
             self._lanes.close()
 
     async def _send(self, flow: _Flow, batch: list[Call]) -> None:
@@ -213,20 +218,53 @@ class ScriptBatcher:
             await asyncio.gather(*(self._one(*call) for call in batch))
             return
         _release(flow, batch)
-        handed: list[Call] = []
+        handed: list[tuple[Call, HandOver]] = []
         for call, answer in zip(batch, answers, strict=True):
             if isinstance(answer, HandOver):
-                handed.append(call)
+                handed.append((call, answer))
             elif isinstance(answer, Exception):
                 _settle(call[2], error=answer)
             else:
                 _settle(call[2], result=answer)
-        for call in handed:  # one at a time: the first NOSCRIPT's reload serves the rest
+        if handed:
+            await self._hand_over(lane, handed)
+
+    async def _hand_over(self, lane: Lane, handed: list[tuple[Call, HandOver]]) -> None:
+        """Calls whose reply was about the server. NOSCRIPT (a restarted or promoted server, a
+        lane's first call of this script): sent again on the lane as EVAL, which caches the
+        script there; redis-py's own script loading would wait out a cluster's slot-map
+        refresh while another primary fails over. The rest is redis-py's."""
+        unscripted = [c for c, a in handed if str(a).startswith("NOSCRIPT")]
+        rest = [c for c, a in handed if not str(a).startswith("NOSCRIPT")]
+        if unscripted:
+            script = self._script.script
+            body = script if isinstance(script, (str, bytes)) else bytes(script)
+            try:
+                answers = await lane.call(
+                    [("EVAL", body, len(k), *k, *a) for k, a, _ in unscripted]
+                )
+            except (RedisConnectionError, RedisTimeoutError):
+                rest += unscripted  # outcome unknown: the nonce makes redis-py's retry safe
+            else:
+                for call, answer in zip(unscripted, answers, strict=True):
+                    if isinstance(answer, HandOver):
+                        rest.append(call)
+                    elif isinstance(answer, Exception):
+                        _settle(call[2], error=answer)
+                    else:
+                        _settle(call[2], result=answer)
+        for call in rest:  # one at a time: redis-py's first reload serves the rest
             await self._one(*call)
 
     async def _send_redis_py(self, batch: list[Call]) -> None:
         if len(batch) == 1:
             await self._one(*batch[0])
+            return
+        if self._cluster:
+            # Not redis-py's cluster pipeline: it waits for its slowest node (a failing one for
+            # the whole failover), and on a connection error closes every connection of the
+            # client, cutting off the calls in flight to the live primaries too.
+            await asyncio.gather(*(self._one(*call) for call in batch))
             return
         try:
             async with self._client.pipeline(transaction=False) as pipe:

@@ -18,19 +18,26 @@ CPU under the paced load (py-spy, 1,200 tables), and nearly all of a node's CPU 
 A pass claims only the shards whose hint is due. When several are, it first peeks at each
 (one pipelined read) and claims the earliest ``limit`` rooms overall, so ``claim_due`` still
 takes the earliest first across shards, as the store contract says.
+
+A pass waits ``PATIENCE`` for each read and claim, not for the slowest shard: on a cluster whose
+primary fails over (or stops answering), the rooms on the other primaries keep their clocks and
+their bots. Waiting for every shard, a pass took the failover's length (2.3 s measured with a
+1 s node timeout; 15 s and more with Redis's default), and every clock of the node waited too.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
+from asyncio import FIRST_COMPLETED
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from redis.asyncio.cluster import RedisCluster
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from server.store.base import StoreUnavailable
+from server.store.redis_batching import ScriptBatcher
 from server.store.redis_client import Client, store_errors
 from server.store.redis_keys import SHARDS, RoomKeys
 from server.store.redis_lane import Command, Lane, Lanes
@@ -38,7 +45,11 @@ from server.store.redis_lane import Command, Lane, Lanes
 SWEEP_EVERY = 0.25
 """Seconds between two full reads of every shard's earliest deadline."""
 
-_UNREAD = object()  # a shard no lane answered for: redis-py reads it
+PATIENCE = 0.25
+"""Seconds a pass waits for a shard's claim, and for a shard's read once another has answered:
+a slow or failing primary (a failover, a frozen server) must not hold up the clocks of the rooms
+on the others. A claim still running then is not cut off (it leases rooms): a later pass returns
+what it claimed."""
 
 
 def _score(raw: Any) -> float:
@@ -48,6 +59,19 @@ def _score(raw: Any) -> float:
 def _with_scores(reply: list[Any]) -> list[tuple[bytes, float]]:
     """A raw ``WITHSCORES`` reply (member, score, member, score…) as redis-py gives it."""
     return [(reply[i], float(reply[i + 1])) for i in range(0, len(reply), 2)]
+
+
+async def _pipelined(client: Any, keys: list[str], read: Callable[[Any, str], Any]) -> list[Any]:
+    with store_errors():
+        async with client.pipeline(transaction=False) as pipe:
+            for key in keys:
+                read(pipe, key)
+            return list(await pipe.execute())
+
+
+async def _one_read(client: Any, key: str, read: Callable[[Any, str], Any]) -> list[Any]:
+    with store_errors():
+        return [await read(client, key)]
 
 
 class ShardedDeadlines:
@@ -64,10 +88,15 @@ class ShardedDeadlines:
         self._lanes = lanes
         self.laned_reads = 0  # shards read on a lane (for tests)
         self._keys = keys
-        self._claim = claim_script  # an AsyncScript (claim_due.lua)
+        # claim_due.lua, on the lanes where open: each server's claims apart from the others',
+        # and from redis-py's slot-map refresh while a primary fails over (claims through
+        # redis-py to live primaries waited out that refresh: 2.9 s, with a 1 s node timeout).
+        self._claims = ScriptBatcher(client, claim_script, lanes=lanes or False)
         self.sweep_every = sweep_every
         self._hints = [math.inf] * SHARDS
         self._swept_at = -math.inf
+        self._claiming: set[int] = set()  # shards whose claim of an earlier pass still runs
+        self._late: list[str] = []  # rooms those claims leased, for the next pass
 
     def noted(self, shard: int, deadline: float | None) -> None:
         """A commit through this store set ``deadline`` in ``shard``."""
@@ -85,64 +114,91 @@ class ShardedDeadlines:
         raw: Callable[[str], Command],
     ) -> list[Any]:
         """``read(client, key)`` on each shard's deadline set, in as few round trips as the
-        client allows; None for a shard that did not answer. ``raw(key)`` is the same read as
-        a command for a lane, whose ``WITHSCORES`` reply is paired here as redis-py pairs it.
+        client allows; None for a shard that did not answer within ``PATIENCE`` of the first
+        one that did. ``raw(key)``
+        is the same read as a command for a lane, whose ``WITHSCORES`` reply is paired here
+        as redis-py pairs it. A lane that fails, or a reply about the slot rather than the
+        read (MOVED), hands its shards to redis-py within the same patience. Raises
+        StoreUnavailable when no shard answered at all.
         """
         keys = [self._keys.deadlines(shard) for shard in shards]
-        answers: list[Any] = [_UNREAD] * len(keys)
+        answers: list[Any] = [None] * len(keys)
+        if not keys:
+            return answers
+        reads: dict[asyncio.Future[Any], tuple[Lane | None, list[int]]] = {}
+        rest = list(range(len(keys)))
         if self._lanes is not None:
-            await self._read_on_lanes(self._lanes, keys, raw, answers)
-        rest = [i for i, answer in enumerate(answers) if answer is _UNREAD]
-        if rest:
-            got = await self._read_redis_py([keys[i] for i in rest], read)
-            for i, answer in zip(rest, got, strict=True):
-                answers[i] = answer
+            rest = []
+            routed: dict[Lane, list[int]] = {}
+            for i, key in enumerate(keys):
+                lane = self._lanes.ready(key)
+                if lane is None:
+                    rest.append(i)
+                else:
+                    routed.setdefault(lane, []).append(i)
+            for lane, where in routed.items():
+                reads[lane.call([raw(keys[i]) for i in where])] = (lane, where)
+        self._read_redis_py(keys, rest, read, reads)
+        loop = asyncio.get_running_loop()
+        until: float | None = None  # the first answer starts the patience for the rest
+        answered = 0
+        error: BaseException | None = None
+        while reads:
+            left = None if until is None else until - loop.time()
+            if left is not None and left <= 0:
+                break
+            done, _ = await asyncio.wait(reads, timeout=left, return_when=FIRST_COMPLETED)
+            for read_done in done:
+                lane, where = reads.pop(read_done)
+                failure = None if read_done.cancelled() else read_done.exception()
+                if failure is not None or read_done.cancelled():
+                    if lane is not None and self._lanes is not None:
+                        self._lanes.failed(lane)  # lost or silent: redis-py reads these shards
+                        self._read_redis_py(keys, where, read, reads)
+                    else:
+                        error = failure
+                    continue
+                handed: list[int] = []
+                for i, reply in zip(where, read_done.result(), strict=True):
+                    if isinstance(reply, BaseException) or reply is None:
+                        if lane is not None:
+                            handed.append(i)  # a moved slot, say: redis-py's
+                        continue
+                    answers[i] = _with_scores(reply) if lane is not None else reply
+                    answered += 1
+                    if lane is not None:
+                        self.laned_reads += 1
+                self._read_redis_py(keys, handed, read, reads)
+            if answered and until is None:
+                until = loop.time() + PATIENCE
+        for slow in reads:
+            slow.cancel()  # only reads: nothing is left half done
+        if not answered:
+            raise StoreUnavailable("no deadline shard answered") from error
         return answers
 
-    async def _read_on_lanes(
-        self, lanes: Lanes, keys: list[str], raw: Callable[[str], Command], answers: list[Any]
+    def _read_redis_py(
+        self,
+        keys: list[str],
+        which: list[int],
+        read: Callable[[Any, str], Any],
+        reads: dict[asyncio.Future[Any], tuple[Lane | None, list[int]]],
     ) -> None:
-        """Fill ``answers`` for the keys an open lane serves; a failed one is left unread."""
-        routed: dict[Lane, list[int]] = {}
-        for i, key in enumerate(keys):
-            lane = lanes.ready(key)
-            if lane is not None:
-                routed.setdefault(lane, []).append(i)
-        sent = [
-            (lane, where, lane.call([raw(keys[i]) for i in where]))
-            for lane, where in routed.items()
-        ]
-        for lane, where, replies in sent:
-            try:
-                got = await replies
-            except (RedisConnectionError, RedisTimeoutError):
-                lanes.failed(lane)  # redis-py reads these shards
-                continue
-            for i, reply in zip(where, got, strict=True):
-                if not isinstance(reply, Exception):  # a moved slot, say: redis-py's
-                    answers[i] = _with_scores(reply)
-                    self.laned_reads += 1
-
-    async def _read_redis_py(self, keys: list[str], read: Callable[[Any, str], Any]) -> list[Any]:
-        """One Redis: one pipeline. A cluster: concurrent commands, each to its shard's primary,
-        not redis-py's cluster pipeline, which on a connection error closes every connection
-        of the client (cutting off the commits in flight to the live primaries too); and a
-        shard whose primary is failing over leaves the others readable.
-        """
-        if not isinstance(self._client, RedisCluster):
-            with store_errors():
-                async with self._client.pipeline(transaction=False) as pipe:
-                    for key in keys:
-                        read(pipe, key)
-                    return list(await pipe.execute())
-        with store_errors():
-            answers = await asyncio.gather(
-                *(read(self._client, key) for key in keys), return_exceptions=True
-            )
-        if all(isinstance(a, BaseException) for a in answers):
-            with store_errors():
-                raise answers[0]  # nothing answered: the store is down, say so
-        return [None if isinstance(a, BaseException) else a for a in answers]
+        """Start the reads of ``which`` through redis-py. One Redis: one pipeline. A cluster:
+        one command per shard, to its primary, not redis-py's cluster pipeline, which on a
+        connection error closes every connection of the client (cutting off the commits in
+        flight to the live primaries too); and a shard whose primary is failing over leaves
+        the others readable."""
+        if not which:
+            return
+        if isinstance(self._client, RedisCluster):
+            for i in which:
+                reads[asyncio.ensure_future(_one_read(self._client, keys[i], read))] = (None, [i])
+            return
+        reads[asyncio.ensure_future(_pipelined(self._client, [keys[i] for i in which], read))] = (
+            None,
+            which,
+        )
 
     async def _sweep(self, now: float) -> None:
         firsts = await self._read_shards(
@@ -182,50 +238,73 @@ class ShardedDeadlines:
         self, shard: int, up_to: float, count: int, lease_end: float
     ) -> list[bytes]:
         with store_errors():
-            rooms, first = await self._claim(
-                keys=[self._keys.deadlines(shard)],
-                args=[repr(float(up_to)), count, repr(float(lease_end))],
+            reply = await self._claims(
+                [self._keys.deadlines(shard)], [repr(float(up_to)), count, repr(float(lease_end))]
             )
+        rooms, first = cast(list[Any], reply)
         self._hints[shard] = _score(first)
         return list(rooms)
 
     async def claim(self, now: float, limit: int, lease: float, clock: float) -> list[str]:
-        """Up to ``limit`` rooms due at ``now``, earliest first; ``clock`` paces the sweeps."""
+        """Up to ``limit`` rooms due at ``now``, earliest first; ``clock`` paces the sweeps.
+        Rooms that a slow shard's claim of an earlier pass leased since come first."""
+        late, self._late = self._late, []
         if limit <= 0:
-            return []
+            return late
         if clock - self._swept_at >= self.sweep_every:
             await self._sweep(clock)
-        due = [shard for shard in range(SHARDS) if self._hints[shard] <= now]
+        due = [
+            shard
+            for shard in range(SHARDS)
+            if self._hints[shard] <= now and shard not in self._claiming
+        ]
         if not due:
-            return []
-        if len(due) == 1:
-            return [r.decode() for r in await self._claim_shard(due[0], now, limit, now + lease)]
-        earliest = (await self._peek(due, now, limit))[:limit]
+            return late
         plan: dict[int, tuple[float, int]] = {}
         order: dict[bytes, float] = {}
-        for score, shard, room in earliest:  # sorted: a shard's last row is its cutoff
-            plan[shard] = (score, plan.get(shard, (score, 0))[1] + 1)
-            order[room] = score
-        for shard in due:
-            if not any(True for _, s, _r in earliest if s == shard) and len(earliest) < limit:
-                # Nothing due after all (another node claimed it): the next sweep says when.
-                self._hints[shard] = math.inf
-        if not plan:
-            return []
-        claims = await asyncio.gather(
-            *(
-                self._claim_shard(shard, cutoff, count, now + lease)
-                for shard, (cutoff, count) in plan.items()
-            ),
-            return_exceptions=True,
-        )
-        answered = [rooms for rooms in claims if not isinstance(rooms, BaseException)]
-        if not answered:
-            raise claims[0]  # type: ignore[misc]  # every shard failed: the store is down
+        if len(due) == 1:
+            plan[due[0]] = (now, limit)
+        else:
+            earliest = (await self._peek(due, now, limit))[:limit]
+            for score, shard, room in earliest:  # sorted: a shard's last row is its cutoff
+                plan[shard] = (score, plan.get(shard, (score, 0))[1] + 1)
+                order[room] = score
+            for shard in due:
+                if not any(True for _, s, _r in earliest if s == shard) and len(earliest) < limit:
+                    # Nothing due after all (another node claimed it): the next sweep says when.
+                    self._hints[shard] = math.inf
+            if not plan:
+                return late
+        claims = {
+            shard: asyncio.ensure_future(self._claim_shard(shard, cutoff, count, now + lease))
+            for shard, (cutoff, count) in plan.items()
+        }
+        self._claiming.update(claims)
+        _, slow = await asyncio.wait(claims.values(), timeout=PATIENCE)
+        claimed: list[bytes] = []
+        failures: list[BaseException] = []
+        for shard, task in claims.items():
+            if task in slow:
+                # Not cut off (it leases rooms): what it claims goes out with the next pass.
+                task.add_done_callback(functools.partial(self._claimed_late, shard))
+                continue
+            self._claiming.discard(shard)
+            failure = task.exception()
+            if failure is not None:
+                failures.append(failure)
+            else:
+                claimed.extend(task.result())
+        if failures and not claimed and not slow and not late:
+            raise failures[0]  # every shard failed: the store is down
         # A shard failing over does not stop the others' clocks.
-        claimed = [room for rooms in answered for room in rooms]
         claimed.sort(key=lambda room: order.get(room, now))
-        return [room.decode() for room in claimed]
+        return late + [room.decode() for room in claimed]
+
+    def _claimed_late(self, shard: int, task: asyncio.Future[list[bytes]]) -> None:
+        self._claiming.discard(shard)
+        if task.cancelled() or task.exception() is not None:
+            return  # its rooms stay due (or leased, and due again when the lease ends)
+        self._late.extend(room.decode() for room in task.result())
 
     async def shift(self, delta: float, shift_script: Any) -> int:
         """Add ``delta`` to every deadline, shard by shard (each shard atomically)."""
