@@ -72,6 +72,7 @@ class Node:
         self.scheduler = Scheduler(self.rooms, settings.scheduler_interval, settings.outage_after)
         self.hub = Hub(self.store, self.id, self.rooms.actors)
         self.rooms.on_events = self.hub.committed
+        self.rooms.on_unknown = self.hub.outcome_unknown
         self.presence = Presence(self.id, self.rooms, self.hub, settings.node_ttl)
         self.quickplay = QuickPlay(self)
         self.accounts = Accounts(

@@ -19,6 +19,8 @@ from server.store import RoomStore, StoreError, Subscriber
 
 log = logging.getLogger(__name__)
 
+RESYNC_AGAIN = 1.0  # seconds between the two catch-ups after a commit's unknown outcome
+
 
 class Watcher(Protocol):
     """A socket watching a room (``server.connection.Connection``), as fan-out and presence
@@ -48,6 +50,7 @@ class Hub:
         # Per room being caught up from the store: what waits behind it, as (first seq, events).
         self._waiting: dict[str, list[tuple[int, Sequence[Event]]]] = {}
         self._catch_ups: dict[str, asyncio.Task[None]] = {}
+        self._resyncs: dict[str, asyncio.Task[None]] = {}  # rooms after an unknown outcome
         self._sub: Subscriber | None = None
         self._task: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
@@ -57,6 +60,8 @@ class Hub:
         self._task = asyncio.create_task(self._pump(), name="hub")
 
     async def stop(self) -> None:
+        for resync in list(self._resyncs.values()):
+            resync.cancel()
         if self._sub is not None:
             await self._sub.close()
         if self._task is not None:
@@ -111,6 +116,31 @@ class Hub:
         if not conns or not events:
             return
         self._arrived(room, conns, first_seq, events)
+
+    def outcome_unknown(self, room: str) -> None:
+        """A commit here to ``room`` got no answer: it may be applied yet (a stalled server
+        runs what it had read), and then no event of it reaches the sockets, not even the next
+        seat's prompt, until some later commit shows the gap. So the room is caught up from the
+        store once it answers, and again ``RESYNC_AGAIN`` seconds later: the store may run the
+        stalled call after that first read (two connections, in no set order)."""
+        if room in self.watchers and room not in self._resyncs:
+            self._resyncs[room] = asyncio.get_running_loop().create_task(
+                self._resync(room), name=f"fan-out resync {room}"
+            )
+
+    async def _resync(self, room: str) -> None:
+        try:
+            for pause in (0.0, RESYNC_AGAIN):
+                await asyncio.sleep(pause)
+                if not self.watchers.get(room):
+                    return
+                running = self._catch_ups.get(room)
+                if running is None:
+                    self._catch_up(room, [])
+                    running = self._catch_ups[room]
+                await asyncio.wait({running})  # shared: waiting on it cancels nothing of it
+        finally:
+            self._resyncs.pop(room, None)
 
     def _arrived(
         self, room: str, conns: set[Watcher], first_seq: int, events: Sequence[Event]

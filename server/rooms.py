@@ -80,6 +80,10 @@ class RoomService:
         self.on_commit: Callable[[str, float | None], None] | None = None
         # A commit's events, numbered from the first: this node's sockets get them at once.
         self.on_events: Callable[[str, int, list[Event]], None] | None = None
+        # A commit whose outcome is unknown (the store did not answer): if it was applied after
+        # all, its events reach nobody through ``on_events``, so the room's sockets are caught
+        # up from the store instead.
+        self.on_unknown: Callable[[str], None] | None = None
         self.outage: tuple[float, float] | None = None  # the last outage (ended, delta)
         # Posts a finished rated game to the league: per-seat rating changes, or None to retry.
         self.post_ratings: (
@@ -187,6 +191,8 @@ class RoomService:
             metrics.STORE_ERRORS.inc()
             actor.drop()
             # The script may have run and only its reply been lost (store/base.py).
+            if self.on_unknown is not None:
+                self.on_unknown(actor.room_id)
             raise RoomError("outcome_unknown", ERRORS["outcome_unknown"]) from e
         except Exception:
             metrics.STORE_ERRORS.inc()

@@ -12,6 +12,7 @@ import time
 import pytest
 
 from protocol.client import CommandError
+from server.hub import RESYNC_AGAIN
 from server.store.redis_client import REPLY_TIMEOUT
 
 from .client_bots import new_player, open_table, play_to_the_end
@@ -33,6 +34,10 @@ async def test_a_move_while_redis_is_frozen_is_answered_and_the_game_goes_on() -
         await a.request("fill_bots", level="random")
         await a.request("start")
         prompt = await a.next_event("your_turn")
+        # The bots pass first: then nothing else commits to the room while Redis is frozen.
+        bots = {s for s in range(4) if s not in (a.seat, b.seat)}
+        while not bots <= {f.get("seat") for f in b.frames if f.get("event") == "pass_chosen"}:
+            await b.next_event("pass_chosen")
         redis.send_signal(signal.SIGSTOP)
         started = time.monotonic()
         try:
@@ -45,8 +50,16 @@ async def test_a_move_while_redis_is_frozen_is_answered_and_the_game_goes_on() -
             redis.send_signal(signal.SIGCONT)
         assert failed.value.code in ("outcome_unknown", "store_unavailable"), failed.value
         assert waited <= 2 * REPLY_TIMEOUT + 3, waited
-        # Redis is back: the pass either happened or not, the view says which, and the game is
-        # played to its end by both people (and the bots) on the same node.
+        # Redis is back. The pass happened or not; if it did (the stalled server ran what it had
+        # read), B, who did nothing meanwhile, has been sent its events all the same: the node
+        # caught the room's sockets up from the store.
+        await asyncio.sleep(RESYNC_AGAIN + 1.0)
+        view = (await b.request("view"))["view"]
+        applied = a.seat not in view["deciding"]
+        print(f"the pass made while Redis was frozen was applied: {applied}")
+        told_b = any(f.get("event") == "pass_chosen" and f.get("seat") == a.seat for f in b.frames)
+        assert told_b == applied
+        # The game is played to its end by both people (and the bots) on the same node.
         await a.request("resume", room=room, seq=a.seq)
         await act_on_view(a)
         await act_on_view(b)
