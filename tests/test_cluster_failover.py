@@ -7,6 +7,7 @@ import asyncio
 import time
 
 import pytest
+import redis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.exceptions import SlotNotCoveredError
 
@@ -117,6 +118,11 @@ async def test_claims_go_on_through_a_failover_and_no_room_is_claimed_twice(
             assert await store.create_room(room, b"s", [], now - 1)
         victim = own_cluster.owner_of_key(keys.tag(shard_of(rooms[0])))
         on_victim = {r for r in rooms if own_cluster.owner_of_key(keys.tag(shard_of(r))) == victim}
+        primary = redis.Redis(port=victim)
+        try:
+            assert primary.wait(1, 2000) >= 1  # the replica that takes over has every room
+        finally:
+            primary.close()
         own_cluster.kill(victim)
         started = time.monotonic()
         claimed: dict[str, list[float]] = {}  # room: when each claim of it came back
@@ -166,6 +172,12 @@ async def test_a_primary_that_stops_answering_fails_its_commits_in_bounded_time_
                 break
             await asyncio.sleep(0.02)
         frozen = owners[room]
+        primary = redis.Redis(port=frozen)
+        try:
+            # Replication is asynchronous: the replica that takes over must have the room.
+            assert primary.wait(1, 2000) >= 1
+        finally:
+            primary.close()
         own_cluster.freeze(frozen)
         started = time.monotonic()
         stuck = asyncio.ensure_future(store.commit(room, 1, b"s2", [StoredEvent(1, b"e")], None))
