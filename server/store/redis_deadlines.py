@@ -115,11 +115,10 @@ class ShardedDeadlines:
     ) -> list[Any]:
         """``read(client, key)`` on each shard's deadline set, in as few round trips as the
         client allows; None for a shard that did not answer within ``PATIENCE`` of the first
-        one that did. ``raw(key)``
-        is the same read as a command for a lane, whose ``WITHSCORES`` reply is paired here
-        as redis-py pairs it. A lane that fails, or a reply about the slot rather than the
-        read (MOVED), hands its shards to redis-py within the same patience. Raises
-        StoreUnavailable when no shard answered at all.
+        one that did. ``raw(key)`` is the same read as a command for a lane, whose
+        ``WITHSCORES`` reply is paired here as redis-py pairs it. A lane that fails, or a reply
+        about the slot rather than the read (MOVED), hands its shards to redis-py within the
+        same patience. Raises StoreUnavailable when no shard answered at all.
         """
         keys = [self._keys.deadlines(shard) for shard in shards]
         answers: list[Any] = [None] * len(keys)
