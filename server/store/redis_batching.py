@@ -218,14 +218,7 @@ class ScriptBatcher:
             await asyncio.gather(*(self._one(*call) for call in batch))
             return
         _release(flow, batch)
-        handed: list[tuple[Call, HandOver]] = []
-        for call, answer in zip(batch, answers, strict=True):
-            if isinstance(answer, HandOver):
-                handed.append((call, answer))
-            elif isinstance(answer, Exception):
-                _settle(call[2], error=answer)
-            else:
-                _settle(call[2], result=answer)
+        handed = _answer(batch, answers)
         if handed:
             await self._hand_over(lane, handed)
 
@@ -234,8 +227,10 @@ class ScriptBatcher:
         lane's first call of this script): sent again on the lane as EVAL, which caches the
         script there; redis-py's own script loading would wait out a cluster's slot-map
         refresh while another primary fails over. The rest is redis-py's."""
-        unscripted = [c for c, a in handed if str(a).startswith("NOSCRIPT")]
-        rest = [c for c, a in handed if not str(a).startswith("NOSCRIPT")]
+        unscripted: list[Call] = []
+        rest: list[Call] = []
+        for call, reply in handed:
+            (unscripted if str(reply).startswith("NOSCRIPT") else rest).append(call)
         if unscripted:
             script = self._script.script
             body = script if isinstance(script, (str, bytes)) else bytes(script)
@@ -246,13 +241,7 @@ class ScriptBatcher:
             except (RedisConnectionError, RedisTimeoutError):
                 rest += unscripted  # outcome unknown: the nonce makes redis-py's retry safe
             else:
-                for call, answer in zip(unscripted, answers, strict=True):
-                    if isinstance(answer, HandOver):
-                        rest.append(call)
-                    elif isinstance(answer, Exception):
-                        _settle(call[2], error=answer)
-                    else:
-                        _settle(call[2], result=answer)
+                rest += [call for call, _ in _answer(unscripted, answers)]
         for call in rest:  # one at a time: redis-py's first reload serves the rest
             await self._one(*call)
 
@@ -294,6 +283,20 @@ class ScriptBatcher:
             _settle(future, error=e)
         else:
             _settle(future, result=result)
+
+
+def _answer(calls: list[Call], answers: list[object]) -> list[tuple[Call, HandOver]]:
+    """Settle each call with its reply from a lane; those handed over, with their reply, are
+    left to the caller."""
+    handed: list[tuple[Call, HandOver]] = []
+    for call, answer in zip(calls, answers, strict=True):
+        if isinstance(answer, HandOver):
+            handed.append((call, answer))
+        elif isinstance(answer, Exception):
+            _settle(call[2], error=answer)
+        else:
+            _settle(call[2], result=answer)
+    return handed
 
 
 def _release(flow: _Flow, batch: list[Call]) -> None:

@@ -149,8 +149,8 @@ class ShardedDeadlines:
             done, _ = await asyncio.wait(reads, timeout=left, return_when=FIRST_COMPLETED)
             for read_done in done:
                 lane, where = reads.pop(read_done)
-                failure = None if read_done.cancelled() else read_done.exception()
-                if failure is not None or read_done.cancelled():
+                failure = read_done.exception()  # none is cancelled before the loop ends
+                if failure is not None:
                     if lane is not None and self._lanes is not None:
                         self._lanes.failed(lane)  # lost or silent: redis-py reads these shards
                         self._read_redis_py(keys, where, read, reads)
@@ -159,7 +159,7 @@ class ShardedDeadlines:
                     continue
                 handed: list[int] = []
                 for i, reply in zip(where, read_done.result(), strict=True):
-                    if isinstance(reply, BaseException) or reply is None:
+                    if isinstance(reply, BaseException):
                         if lane is not None:
                             handed.append(i)  # a moved slot, say: redis-py's
                         continue
