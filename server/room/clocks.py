@@ -27,7 +27,7 @@ def next_deadline(state: RoomState) -> float | None:
         return min(times) if times else None
     clocks = state.options.clocks
     live = state.options.pace == "live"
-    humans_present = connected_humans(state)
+    humans_present: set[int] | None = None  # read only for a seat that is away (rare)
     for i, seat in enumerate(state.seats):
         if seat is None:
             continue
@@ -43,8 +43,11 @@ def next_deadline(state: RoomState) -> float | None:
             or (state.game is not None and state.game.phase is Phase.MOON_CHOICE)
         ):
             times.append(seat.turn_since + grace_period(state) + seat.bank + clocks.lag_cap)
-        if seat.away_since is not None and not (humans_present - {i}):
-            times.append(seat.away_since + clocks.reconnect)
+        if seat.away_since is not None:
+            if humans_present is None:
+                humans_present = connected_humans(state)
+            if not (humans_present - {i}):
+                times.append(seat.away_since + clocks.reconnect)
     return min(times) if times else None
 
 

@@ -61,7 +61,7 @@ class ShuffleSteps(StepBase):
             raise RoomError("wrong_phase", "No shuffle is waiting for your commitment.")
         if sh["commitments"][i] is not None:
             raise RoomError("wrong_phase", "You have already committed to this hand's shuffle.")
-        self.own_shuffle()["commitments"][i] = c.commitment.hex()
+        self.own_shuffle()["commitments"][i] = c.commitment
         self.emit(ALL, "shuffle_committed", seat=i)
         self._shuffle_progress()
 
@@ -73,9 +73,9 @@ class ShuffleSteps(StepBase):
         if sh["secrets"][i] is not None:
             raise RoomError("wrong_phase", "You have already revealed your secret.")
         ctx = hand_context(self.state.game_id, sh["hand"])
-        if seat_commitment(ctx, i, c.secret).hex() != sh["commitments"][i]:
+        if seat_commitment(ctx, i, c.secret) != sh["commitments"][i]:
             raise RoomError("bad_reveal", "That secret does not match your commitment.")
-        self.own_shuffle()["secrets"][i] = c.secret.hex()
+        self.own_shuffle()["secrets"][i] = c.secret
         seat = self.state.seats[i]
         assert seat is not None
         if seat.shuffle_misses:
@@ -121,7 +121,8 @@ class ShuffleSteps(StepBase):
                     game=st.game_id,
                     hand=sh["hand"],
                     commitments=[
-                        c if kinds[j] != "bot" else None for j, c in enumerate(sh["commitments"])
+                        c.hex() if c is not None and kinds[j] != "bot" else None
+                        for j, c in enumerate(sh["commitments"])
                     ],
                     deadline=sh["deadline"],
                 )
@@ -132,9 +133,9 @@ class ShuffleSteps(StepBase):
         assert sh is not None
         seats = []
         for j, kind in enumerate(sh["kinds"]):
-            commitment = bytes.fromhex(sh["commitments"][j]) if sh["commitments"][j] else None
+            commitment = sh["commitments"][j]
             if kind == "human":
-                seats.append(SeatSecret("human", bytes.fromhex(sh["secrets"][j]), commitment))
+                seats.append(SeatSecret("human", sh["secrets"][j], commitment))
             elif kind == "absent":
                 seats.append(SeatSecret("absent", None, commitment))
             else:

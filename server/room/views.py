@@ -82,7 +82,7 @@ def room_view(
             "revealed": [r is not None for r in sh["secrets"]],
             "commitments": (
                 [
-                    c if k == "human" else None
+                    c.hex() if c is not None and k == "human" else None
                     for c, k in zip(sh["commitments"], sh["kinds"], strict=True)
                 ]
                 if sh["phase"] == "reveal"
