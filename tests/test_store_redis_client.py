@@ -23,7 +23,7 @@ from server.store import Snapshot, StoredEvent, StoreError, StoreUnavailable
 from server.store.redis_batching import LoadGauge
 from server.store.redis_client import REPLY_TIMEOUT, store_errors
 from server.store.redis_deadlines import ShardedDeadlines
-from server.store.redis_lane import RETRY_AFTER
+from server.store.redis_lane import RETRY_AFTER, Lane
 from server.store.redis_packing import PackedConnection
 from server.store.redis_store import RedisRoomStore
 from tests.conftest import _start_redis
@@ -576,6 +576,50 @@ async def test_the_reply_timeout_comes_from_the_url_for_lanes_and_redis_py_alike
                 assert 0.45 <= time.monotonic() - started <= 1.2
         finally:
             process.send_signal(signal.SIGCONT)
+    finally:
+        await store.close()
+        process.terminate()
+        process.wait()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+async def test_a_redis_silent_on_the_script_resend_fails_the_commit_without_redis_py(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """NOSCRIPT, then the server stops answering the EVAL sent again on the lane: the commit
+    fails with the lane's timeout, as a first send that timed out does, and is not handed to
+    redis-py, which would wait as long again on the same silent server."""
+    process, port, workdir = _start_redis()
+    store = RedisRoomStore(f"redis://127.0.0.1:{port}/0?socket_timeout=0.5", prefix="resend")
+    try:
+        await store.create_room("r", b"v1", [ev(1)], None)
+        await lane_open(store, "r")
+        lanes = store._commits.lanes
+        assert lanes is not None
+        lane = lanes.ready(store._room_key("r", "state"))
+        through_redis_py: list[object] = []
+        real_one, real_call = store._commits._one, Lane.call
+
+        async def counted(*call: Any) -> None:
+            through_redis_py.append(call)
+            await real_one(*call)
+
+        def freezing(self: Lane, commands: Any) -> Any:
+            if self is lane and commands[0][0] == "EVAL":
+                process.send_signal(signal.SIGSTOP)  # it answered NOSCRIPT, then went silent
+            return real_call(self, commands)
+
+        monkeypatch.setattr(store._commits, "_one", counted)
+        monkeypatch.setattr(Lane, "call", freezing)
+        flushing = redis.Redis(host="127.0.0.1", port=port)
+        flushing.script_flush()
+        flushing.close()
+        try:
+            with pytest.raises(StoreUnavailable):
+                await asyncio.wait_for(store.commit("r", 1, b"v2", [ev(2)], None), 5)
+        finally:
+            process.send_signal(signal.SIGCONT)
+        assert through_redis_py == []
     finally:
         await store.close()
         process.terminate()

@@ -234,11 +234,18 @@ class ScriptBatcher:
         if unscripted:
             script = self._script.script
             body = script if isinstance(script, (str, bytes)) else bytes(script)
+            assert self._lanes is not None
             try:
                 answers = await lane.call(
                     [("EVAL", body, len(k), *k, *a) for k, a, _ in unscripted]
                 )
-            except (RedisConnectionError, RedisTimeoutError):
+            except RedisTimeoutError as e:
+                # As for the first send: redis-py would wait as long again on a silent server.
+                self._lanes.failed(lane)
+                for call in unscripted:
+                    _settle(call[2], error=e)
+            except RedisConnectionError:
+                self._lanes.failed(lane)
                 rest += unscripted  # outcome unknown: the nonce makes redis-py's retry safe
             else:
                 rest += [call for call, _ in _answer(unscripted, answers)]
