@@ -627,6 +627,52 @@ async def test_a_redis_silent_on_the_script_resend_fails_the_commit_without_redi
         shutil.rmtree(workdir, ignore_errors=True)
 
 
+async def test_a_deadline_read_silent_on_its_lane_is_not_read_again_through_redis_py(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A scheduler pass on a silent Redis: the sweep's read times out on the lane and the pass
+    reports the outage then, not after redis-py has waited as long again on the same server
+    (it did: twice the reply timeout before it said so)."""
+    process, port, workdir = _start_redis()
+    store = RedisRoomStore(f"redis://127.0.0.1:{port}/0?socket_timeout=0.5", prefix="sweep")
+    try:
+        await store.create_room("r", b"v1", [ev(1)], time.time() + 60)
+        deadlines = store._deadlines
+        lanes = store._commits.lanes
+        assert lanes is not None
+        for _ in range(100):  # a pass or two opens the lane to the deadline shard's server
+            await store.claim_due(time.time(), 10, 30.0)
+            if deadlines.laned_reads:
+                break
+            await asyncio.sleep(0.02)
+        assert deadlines.laned_reads
+        through_redis_py: list[list[int]] = []
+        real_read = deadlines._read_redis_py
+
+        def counted(keys: Any, which: list[int], read: Any, reads: Any) -> None:
+            if which:
+                through_redis_py.append(which)
+            real_read(keys, which, read, reads)
+
+        monkeypatch.setattr(deadlines, "_read_redis_py", counted)
+        deadlines._swept_at = -math.inf  # this pass sweeps
+        process.send_signal(signal.SIGSTOP)
+        try:
+            started = time.monotonic()
+            with pytest.raises(StoreUnavailable):
+                await asyncio.wait_for(store.claim_due(time.time(), 10, 30.0), 5)
+            waited = time.monotonic() - started
+        finally:
+            process.send_signal(signal.SIGCONT)
+        assert through_redis_py == []
+        assert 0.45 <= waited <= 0.9  # one timeout, not two
+    finally:
+        await store.close()
+        process.terminate()
+        process.wait()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
 async def test_a_wait_as_long_as_the_reply_timeout_is_refused() -> None:
     """WAIT's own timeout must leave the reply time to arrive, or waiting commits time out."""
     with pytest.raises(ValueError, match="reply timeout"):

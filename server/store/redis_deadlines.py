@@ -35,6 +35,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from redis.asyncio.cluster import RedisCluster
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from server.store.base import StoreUnavailable
 from server.store.redis_batching import ScriptBatcher
@@ -116,9 +117,10 @@ class ShardedDeadlines:
         """``read(client, key)`` on each shard's deadline set, in as few round trips as the
         client allows; None for a shard that did not answer within ``PATIENCE`` of the first
         one that did. ``raw(key)`` is the same read as a command for a lane, whose
-        ``WITHSCORES`` reply is paired here as redis-py pairs it. A lane that fails, or a reply
-        about the slot rather than the read (MOVED), hands its shards to redis-py within the
-        same patience. Raises StoreUnavailable when no shard answered at all.
+        ``WITHSCORES`` reply is paired here as redis-py pairs it. A lane whose connection is
+        lost, or a reply about the slot rather than the read (MOVED), hands its shards to
+        redis-py within the same patience; a lane that timed out does not (the server is
+        silent, not gone). Raises StoreUnavailable when no shard answered at all.
         """
         keys = [self._keys.deadlines(shard) for shard in shards]
         answers: list[Any] = [None] * len(keys)
@@ -152,10 +154,13 @@ class ShardedDeadlines:
                 failure = read_done.exception()  # none is cancelled before the loop ends
                 if failure is not None:
                     if lane is not None and self._lanes is not None:
-                        self._lanes.failed(lane)  # lost or silent: redis-py reads these shards
-                        self._read_redis_py(keys, where, read, reads)
-                    else:
-                        error = failure
+                        self._lanes.failed(lane)
+                        if not isinstance(failure, RedisTimeoutError):
+                            # Lost: redis-py reads these shards. Silent: it would only wait
+                            # as long again on the same server (the commits' rule too).
+                            self._read_redis_py(keys, where, read, reads)
+                            continue
+                    error = failure
                     continue
                 handed: list[int] = []
                 for i, reply in zip(where, read_done.result(), strict=True):
