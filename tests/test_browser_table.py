@@ -7,12 +7,15 @@ places that agree from each seat. Screenshots go to test-output/screenshots/.
 from __future__ import annotations
 
 import itertools
+import json
+import re
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from protocol.errors import ERRORS
 from tests.browser_support import (
     INJECT_JS,
     PAGE_STATE_JS,
@@ -326,6 +329,65 @@ def test_a_press_held_while_an_event_arrives_is_not_lost(
     pressed = page.locator(f'#hand button[data-card="{name}"]')
     assert pressed.get_attribute("aria-pressed") == "true"
     assert pressed.get_attribute("data-mark") == "same"  # the very same button: nothing rebuilt
+    assert errors == []
+    context.close()
+
+
+def test_a_move_whose_outcome_is_unknown_is_caught_up_from_the_room(
+    browser: Any, server: ServerProcess
+) -> None:
+    """The store did not confirm a move (docs/protocol.md ``outcome_unknown``), which it had in
+    fact made, and its events never reached the page: the page resumes the room, and the card
+    leaves the hand. Played through a real socket; a route between page and server withholds
+    the move's events and turns its ``ok`` into the error, as a node whose commit timed out
+    does."""
+    withheld: dict[str, Any] = {"play": None, "events": [], "sent": []}
+
+    def route(page_side: Any) -> None:
+        server_side = page_side.connect_to_server()
+
+        def from_page(message: str | bytes) -> None:
+            frame = json.loads(message)
+            withheld["sent"].append(frame.get("type"))
+            if frame.get("type") == "play" and withheld["play"] is None:
+                withheld["play"] = frame["id"]
+            server_side.send(message)
+
+        def from_server(message: str | bytes) -> None:
+            frame = json.loads(message)
+            play = withheld["play"]
+            if play is not None and not withheld["sent"].count("resume"):
+                if frame.get("type") == "event":
+                    withheld["events"].append(frame)
+                    return
+                if frame.get("re") == play and frame.get("type") == "ok":
+                    frame = {
+                        "type": "error",
+                        "re": play,
+                        "code": "outcome_unknown",
+                        "message": ERRORS["outcome_unknown"],
+                    }
+                    page_side.send(json.dumps(frame))
+                    return
+            page_side.send(message)
+
+        page_side.on_message(from_page)
+        server_side.on_message(from_server)
+
+    context, page, errors = new_page(browser)
+    page.route_web_socket(re.compile(r"/ws"), route)
+    open_table(page, server.base, "Uma")
+    while (state := wait_for_decision(page)) != "play":
+        assert state == "pass", state
+        pass_three(page)
+    card = play_first_legal(page)  # returns once the card has left the hand
+    assert withheld["events"], "no event of the move was withheld: the route saw none"
+    assert any(e.get("event") == "card_played" for e in withheld["events"])
+    assert withheld["sent"][withheld["sent"].index("play") :].count("resume") == 1
+    assert card not in page.evaluate("hearts.model.game.hand")
+    screenshot(page, "table-outcome-unknown-caught-up", full_page=False)  # the toast says why
+    page.wait_for_timeout(2500)
+    screenshot(page, "table-outcome-unknown-later", full_page=False)
     assert errors == []
     context.close()
 

@@ -182,6 +182,12 @@ export class Connection extends EventTarget {
     this.seq = 0;
   }
 
+  /** Ask the room again for what this page has missed (docs/protocol.md: after
+   * `outcome_unknown`, `resume` shows whether the move was made). */
+  async catchUp() {
+    if (this.room) await this._resume();
+  }
+
   async _resume() {
     try {
       await this.request("resume", { room: this.room, seq: this.seq });
@@ -216,7 +222,8 @@ export class Connection extends EventTarget {
       this.dispatchEvent(new CustomEvent("view", { detail: frame.view }));
     }
     if (waiter.viewBearing && ![...this.pending.values()].some((w) => w.viewBearing)) {
-      const held = this.held || [];
+      // In seq order: a live event can come in before the ones a resume fills in below it.
+      const held = (this.held || []).sort((a, b) => a.seq - b.seq);
       this.held = null;
       for (const ev of held) this._event(ev);
     }

@@ -281,6 +281,9 @@ async function move(type, fields) {
     await conn.request(type, fields);
   } catch (err) {
     toast(errorText(err));
+    // The store did not confirm it: the move may have been made, and then its events may not
+    // have reached this page. The hand stays locked until the room says which.
+    if (err.code === "outcome_unknown") await conn.catchUp();
   } finally {
     table.busy = false;
     render();
