@@ -280,10 +280,7 @@ async function move(type, fields) {
   try {
     await conn.request(type, fields);
   } catch (err) {
-    toast(errorText(err));
-    // The store did not confirm it: the move may have been made, and then its events may not
-    // have reached this page. The hand stays locked until the room says which.
-    if (err.code === "outcome_unknown") await conn.catchUp();
+    await refused(err); // the hand stays locked until the room says what happened
   } finally {
     table.busy = false;
     render();
@@ -296,9 +293,17 @@ async function simple(type, fields = {}, okMessage = "") {
     if (okMessage) toast(okMessage, "info");
     return reply;
   } catch (err) {
-    toast(errorText(err));
+    await refused(err);
     return null;
   }
+}
+
+/** Say why a command was refused. After `outcome_unknown` (the store did not confirm it) the
+ * command may have been done, and then its events may not have reached this page: the room is
+ * resumed, which shows which (docs/protocol.md). */
+async function refused(err) {
+  toast(errorText(err));
+  if (err.code === "outcome_unknown") await conn.catchUp();
 }
 
 /**
