@@ -44,3 +44,17 @@ async def play_to_the_end(
 async def open_table(server: Any, host: HeartsClient, options: dict[str, Any] | None = None) -> str:
     reply = await host.request("open_room", options=options or {"target": 50})
     return reply["room"]
+
+
+async def two_humans_and_bots(
+    server: Any, host_name: str, guest_name: str, *, guest_server: Any = None
+) -> tuple[HeartsClient, HeartsClient, str]:
+    """A host and a guest (on ``guest_server``, if given) at a friends' table to 50, the other
+    two seats random bots, the game started: the host, the guest and the room."""
+    host = await new_player(server, host_name)
+    guest_player = await new_player(guest_server or server, guest_name)
+    room = await open_table(server, host)
+    await guest_player.request("join", room=room)
+    await host.request("fill_bots", level="random")
+    await host.request("start")
+    return host, guest_player, room

@@ -9,7 +9,7 @@ import pytest
 
 from protocol.client import CommandError
 
-from .client_bots import new_player, open_table, play_to_the_end
+from .client_bots import new_player, open_table, play_to_the_end, two_humans_and_bots
 from .server_process import ServerProcess
 
 pytestmark = pytest.mark.e2e
@@ -34,12 +34,7 @@ def server() -> Iterator[ServerProcess]:
 async def test_an_idle_player_is_booted_by_another_and_a_bot_finishes(
     server: ServerProcess,
 ) -> None:
-    active = await new_player(server, "Active")
-    idle = await new_player(server, "Idle")
-    room = await open_table(server, active)
-    await idle.request("join", room=room)
-    await active.request("fill_bots", level="random")
-    await active.request("start")
+    active, idle, _ = await two_humans_and_bots(server, "Active", "Idle")
     prompt = await active.next_event("your_turn")
     await active.request("pass", cards=prompt["legal"][:3])
     with pytest.raises(CommandError) as e:

@@ -13,7 +13,7 @@ import pytest
 from protocol.client import CommandError, HeartsClient
 from server.store.redis_keys import RoomKeys, shard_of
 
-from .client_bots import new_player, open_table, play_to_the_end
+from .client_bots import new_player, open_table, play_to_the_end, two_humans_and_bots
 from .redis_cluster import LocalCluster
 from .server_process import ServerProcess
 
@@ -94,12 +94,7 @@ async def test_the_primary_of_a_rooms_slot_is_killed_mid_hand_and_the_game_finis
     env = {"HEARTS_NODE_TTL": "5"}
     nodes = [ServerProcess(redis_url=own_cluster.url, **env).start() for _ in range(2)]
     try:
-        a = await new_player(nodes[0], "A")
-        b = await new_player(nodes[1], "B")
-        room = await open_table(nodes[0], a)
-        await b.request("join", room=room)
-        await a.request("fill_bots", level="random")
-        await a.request("start")
+        a, b, room = await two_humans_and_bots(nodes[0], "A", "B", guest_server=nodes[1])
         for c in (a, b):
             prompt = await c.next_event("your_turn")
             await c.request("pass", cards=prompt["legal"][:3])

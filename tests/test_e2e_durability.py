@@ -8,7 +8,7 @@ import pytest
 
 from protocol.client import HeartsClient
 
-from .client_bots import new_player, open_table, play_to_the_end
+from .client_bots import new_player, open_table, play_to_the_end, two_humans_and_bots
 from .server_process import ServerProcess
 
 pytestmark = pytest.mark.e2e
@@ -52,12 +52,7 @@ async def act_on_view(client: HeartsClient) -> None:
 async def test_sigkill_mid_hand_then_restart_the_game_goes_on(clean_redis: str) -> None:
     first = node(clean_redis)
     try:
-        a = await new_player(first, "A")
-        b = await new_player(first, "B")
-        room = await open_table(first, a)
-        await b.request("join", room=room)
-        await a.request("fill_bots", level="random")
-        await a.request("start")
+        a, b, _ = await two_humans_and_bots(first, "A", "B")
         # Play a few tricks, then kill the node without warning.
         for c in (a, b):
             p = await c.next_event("your_turn")

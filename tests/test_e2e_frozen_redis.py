@@ -15,7 +15,7 @@ from protocol.client import CommandError
 from server.hub import RESYNC_AGAIN
 from server.store.redis_client import REPLY_TIMEOUT
 
-from .client_bots import new_player, open_table, play_to_the_end
+from .client_bots import play_to_the_end, two_humans_and_bots
 from .conftest import _start_redis
 from .server_process import ServerProcess
 from .test_e2e_durability import act_on_view
@@ -27,12 +27,7 @@ async def test_a_move_while_redis_is_frozen_is_answered_and_the_game_goes_on() -
     redis, port, workdir = _start_redis()
     server = ServerProcess(redis_url=f"redis://127.0.0.1:{port}/0").start()
     try:
-        a = await new_player(server, "A")
-        b = await new_player(server, "B")
-        room = await open_table(server, a)
-        await b.request("join", room=room)
-        await a.request("fill_bots", level="random")
-        await a.request("start")
+        a, b, room = await two_humans_and_bots(server, "A", "B")
         prompt = await a.next_event("your_turn")
         # The bots pass first: then nothing else commits to the room while Redis is frozen.
         bots = {s for s in range(4) if s not in (a.seat, b.seat)}

@@ -12,7 +12,7 @@ import websockets
 
 from protocol.client import HeartsClient
 
-from .client_bots import new_player, open_table
+from .client_bots import new_player, two_humans_and_bots
 from .server_process import ServerProcess
 
 pytestmark = pytest.mark.e2e
@@ -26,12 +26,7 @@ def server() -> Iterator[ServerProcess]:
 
 
 async def seated_pair(server: ServerProcess) -> tuple[HeartsClient, HeartsClient, str]:
-    host = await new_player(server, "Hana")
-    guest = await new_player(server, "Gina")
-    room = await open_table(server, host)
-    await guest.request("join", room=room)
-    await host.request("fill_bots", level="random")
-    await host.request("start")
+    host, guest, room = await two_humans_and_bots(server, "Hana", "Gina")
     return host, guest, room
 
 
