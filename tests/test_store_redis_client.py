@@ -5,11 +5,14 @@ its own answer) and commands packed by hiredis (``server.store.redis_packing``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import shutil
 import signal
 import socket
+import subprocess
 import time
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 import hiredis
@@ -560,11 +563,26 @@ async def test_a_unix_socket_url_gets_lanes_too(redis_unix_url: str) -> None:
     await store.close()
 
 
+@contextlib.asynccontextmanager
+async def own_redis_store(
+    prefix: str, query: str = ""
+) -> AsyncIterator[tuple[RedisRoomStore, subprocess.Popen[bytes], int]]:
+    """A store on a redis-server of its own (the test may freeze it): the store, the server's
+    process and its port. ``query`` is the URL's, such as ``?socket_timeout=0.5``."""
+    process, port, workdir = _start_redis()
+    store = RedisRoomStore(f"redis://127.0.0.1:{port}/0{query}", prefix=prefix)
+    try:
+        yield store, process, port
+    finally:
+        await store.close()
+        process.terminate()
+        process.wait()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
 async def test_the_reply_timeout_comes_from_the_url_for_lanes_and_redis_py_alike() -> None:
     """``?socket_timeout=0.5``: an operator's shorter (or longer) bound holds on both paths."""
-    process, port, workdir = _start_redis()
-    store = RedisRoomStore(f"redis://127.0.0.1:{port}/0?socket_timeout=0.5", prefix="short")
-    try:
+    async with own_redis_store("short", "?socket_timeout=0.5") as (store, process, _):
         await store.create_room("r", b"v1", [ev(1)], None)
         await lane_open(store, "r")
         process.send_signal(signal.SIGSTOP)
@@ -576,11 +594,6 @@ async def test_the_reply_timeout_comes_from_the_url_for_lanes_and_redis_py_alike
                 assert 0.45 <= time.monotonic() - started <= 1.2
         finally:
             process.send_signal(signal.SIGCONT)
-    finally:
-        await store.close()
-        process.terminate()
-        process.wait()
-        shutil.rmtree(workdir, ignore_errors=True)
 
 
 async def test_a_redis_silent_on_the_script_resend_fails_the_commit_without_redis_py(
@@ -589,9 +602,7 @@ async def test_a_redis_silent_on_the_script_resend_fails_the_commit_without_redi
     """NOSCRIPT, then the server stops answering the EVAL sent again on the lane: the commit
     fails with the lane's timeout, as a first send that timed out does, and is not handed to
     redis-py, which would wait as long again on the same silent server."""
-    process, port, workdir = _start_redis()
-    store = RedisRoomStore(f"redis://127.0.0.1:{port}/0?socket_timeout=0.5", prefix="resend")
-    try:
+    async with own_redis_store("resend", "?socket_timeout=0.5") as (store, process, port):
         await store.create_room("r", b"v1", [ev(1)], None)
         await lane_open(store, "r")
         lanes = store._commits.lanes
@@ -620,11 +631,6 @@ async def test_a_redis_silent_on_the_script_resend_fails_the_commit_without_redi
         finally:
             process.send_signal(signal.SIGCONT)
         assert through_redis_py == []
-    finally:
-        await store.close()
-        process.terminate()
-        process.wait()
-        shutil.rmtree(workdir, ignore_errors=True)
 
 
 async def test_a_deadline_read_silent_on_its_lane_is_not_read_again_through_redis_py(
@@ -633,9 +639,7 @@ async def test_a_deadline_read_silent_on_its_lane_is_not_read_again_through_redi
     """A scheduler pass on a silent Redis: the sweep's read times out on the lane and the pass
     reports the outage then, not after redis-py has waited as long again on the same server
     (it did: twice the reply timeout before it said so)."""
-    process, port, workdir = _start_redis()
-    store = RedisRoomStore(f"redis://127.0.0.1:{port}/0?socket_timeout=0.5", prefix="sweep")
-    try:
+    async with own_redis_store("sweep", "?socket_timeout=0.5") as (store, process, _):
         await store.create_room("r", b"v1", [ev(1)], time.time() + 60)
         deadlines = store._deadlines
         lanes = store._commits.lanes
@@ -666,11 +670,6 @@ async def test_a_deadline_read_silent_on_its_lane_is_not_read_again_through_redi
             process.send_signal(signal.SIGCONT)
         assert through_redis_py == []
         assert 0.45 <= waited <= 0.9  # one timeout, not two
-    finally:
-        await store.close()
-        process.terminate()
-        process.wait()
-        shutil.rmtree(workdir, ignore_errors=True)
 
 
 async def test_a_wait_as_long_as_the_reply_timeout_is_refused() -> None:
@@ -689,9 +688,7 @@ async def test_a_redis_that_stops_answering_fails_each_call_in_bounded_time() ->
     swapping host looks the same): a commit on its lane, a load through redis-py and the
     deadline claim each fail with StoreUnavailable in about ``REPLY_TIMEOUT``, not after the
     kernel's TCP timeouts; and once it answers again the store works, on a new lane."""
-    process, port, workdir = _start_redis()
-    store = RedisRoomStore(f"redis://127.0.0.1:{port}/0", prefix="frozen")
-    try:
+    async with own_redis_store("frozen") as (store, process, _):
         await store.create_room("r", b"v1", [ev(1)], None)
         await lane_open(store, "r")
         laned = store._commits.laned
@@ -723,8 +720,3 @@ async def test_a_redis_that_stops_answering_fails_each_call_in_bounded_time() ->
         assert await store.commit("r", version, b"v9", [ev(version + 1)], None)
         assert store._commits.laned == before + 1
         assert await store.load_room("r") == Snapshot(version + 1, b"v9")
-    finally:
-        await store.close()
-        process.terminate()
-        process.wait()
-        shutil.rmtree(workdir, ignore_errors=True)
