@@ -198,24 +198,13 @@ class ScriptBatcher:
         if lane is None:
             await self._send_redis_py(batch)
             return
-        assert self._lanes is not None
         sha = self._script.sha
         self.laned += len(batch)
         try:
             answers = await lane.call([("EVALSHA", sha, len(k), *k, *a) for k, a, _ in batch])
-        except RedisTimeoutError as e:
-            # The server stopped answering: redis-py would wait as long again on it. The
-            # calls that queued behind this batch meet the lane closed with this same error.
-            self._lanes.failed(lane)
-            for call in batch:
-                _settle(call[2], error=e)
-            return
-        except RedisConnectionError:
-            # Outcome unknown: redis-py retries them, and a commit's nonce makes a retry of one
-            # that was applied report its success. Not waited for by the next batch.
-            self._lanes.failed(lane)
-            _release(flow, batch)
-            await asyncio.gather(*(self._one(*call) for call in batch))
+        except (RedisTimeoutError, RedisConnectionError) as e:
+            _release(flow, batch)  # the next batch does not wait for redis-py's retries
+            await asyncio.gather(*(self._one(*call) for call in self._lane_failed(lane, batch, e)))
             return
         _release(flow, batch)
         handed = _answer(batch, answers)
@@ -234,23 +223,30 @@ class ScriptBatcher:
         if unscripted:
             script = self._script.script
             body = script if isinstance(script, (str, bytes)) else bytes(script)
-            assert self._lanes is not None
             try:
                 answers = await lane.call(
                     [("EVAL", body, len(k), *k, *a) for k, a, _ in unscripted]
                 )
-            except RedisTimeoutError as e:
-                # As for the first send: redis-py would wait as long again on a silent server.
-                self._lanes.failed(lane)
-                for call in unscripted:
-                    _settle(call[2], error=e)
-            except RedisConnectionError:
-                self._lanes.failed(lane)
-                rest += unscripted  # outcome unknown: the nonce makes redis-py's retry safe
+            except (RedisTimeoutError, RedisConnectionError) as e:
+                rest += self._lane_failed(lane, unscripted, e)
             else:
                 rest += [call for call, _ in _answer(unscripted, answers)]
         for call in rest:  # one at a time: redis-py's first reload serves the rest
             await self._one(*call)
+
+    def _lane_failed(self, lane: Lane, calls: list[Call], error: Exception) -> list[Call]:
+        """``calls`` failed on ``lane``: the ones for redis-py to retry. A timeout (the server
+        stopped answering) is their answer: redis-py would wait as long again on it, and the
+        calls queued behind them meet the lane closed with the same error. A lost connection
+        leaves their outcome unknown: redis-py retries them, and a commit's nonce makes a retry
+        of one that was applied report its success."""
+        assert self._lanes is not None
+        self._lanes.failed(lane)
+        if isinstance(error, RedisTimeoutError):
+            for call in calls:
+                _settle(call[2], error=error)
+            return []
+        return calls
 
     async def _send_redis_py(self, batch: list[Call]) -> None:
         if len(batch) == 1:

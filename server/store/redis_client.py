@@ -142,15 +142,13 @@ def connect(url: str) -> Client:
     return cluster
 
 
-def client_settings(client: Client) -> dict[str, Any]:
-    """The connection settings redis-py made ``client``'s connections with (from its URL)."""
+def reply_timeout(client: Client) -> float:
+    """How long a call waits for Redis's reply: the ``socket_timeout`` redis-py made
+    ``client``'s connections with (from its URL)."""
     if isinstance(client, RedisCluster):
-        return dict(client.nodes_manager.connection_kwargs)
-    return dict(client.connection_pool.connection_kwargs)
-
-
-def reply_timeout(settings: dict[str, Any]) -> float:
-    """How long a call waits for Redis's reply: the connections' ``socket_timeout``."""
+        settings = client.nodes_manager.connection_kwargs
+    else:
+        settings = client.connection_pool.connection_kwargs
     value = settings.get("socket_timeout")
     return float(value) if value else REPLY_TIMEOUT
 

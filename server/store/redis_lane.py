@@ -46,7 +46,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from server.store.redis_client import Client, client_settings, reply_timeout
+from server.store.redis_client import Client, reply_timeout
 
 RETRY_AFTER = 1.0  # seconds before a server that failed gets a lane again
 CONNECT_TIMEOUT = 2.0
@@ -216,7 +216,7 @@ class Lanes:
         # microsecond), and every batch asks where its keys live.
         self._cluster = isinstance(client, RedisCluster)
         self._single = None if self._cluster else self._single_address()
-        self._timeout = reply_timeout(client_settings(client))
+        self._timeout = reply_timeout(client)
 
     def _single_address(self) -> Address | None:
         pool = getattr(self._client, "connection_pool", None)

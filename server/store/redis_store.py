@@ -70,7 +70,6 @@ from server.store.redis_client import (
     Client,
     as_bytes,
     as_text,
-    client_settings,
     connect,
     load_script,
     reply_timeout,
@@ -117,7 +116,7 @@ class RedisRoomStore(RoomStore):
         self.wait_ms = wait_ms
         # Bytes in and out: states and events are opaque, and hiredis skips decoding work.
         self._client: Client = client or connect(url)
-        timeout = reply_timeout(client_settings(self._client))
+        timeout = reply_timeout(self._client)
         if wait_replicas and wait_ms >= timeout * 500:
             raise ValueError(
                 f"wait_ms ({wait_ms}) must be under half the reply timeout ({timeout:g} s), "
