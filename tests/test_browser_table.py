@@ -333,8 +333,9 @@ def test_a_press_held_while_an_event_arrives_is_not_lost(
     context.close()
 
 
+@pytest.mark.parametrize("size", sorted(SIZES))
 def test_a_move_whose_outcome_is_unknown_is_caught_up_from_the_room(
-    browser: Any, server: ServerProcess
+    browser: Any, server: ServerProcess, size: str
 ) -> None:
     """The store did not confirm a move (docs/protocol.md ``outcome_unknown``), which it had in
     fact made, and its events never reached the page: the page resumes the room, and the card
@@ -374,7 +375,7 @@ def test_a_move_whose_outcome_is_unknown_is_caught_up_from_the_room(
         page_side.on_message(from_page)
         server_side.on_message(from_server)
 
-    context, page, errors = new_page(browser)
+    context, page, errors = new_page(browser, SIZES[size])
     page.route_web_socket(re.compile(r"/ws"), route)
     open_table(page, server.base, "Uma")
     while (state := wait_for_decision(page)) != "play":
@@ -385,9 +386,9 @@ def test_a_move_whose_outcome_is_unknown_is_caught_up_from_the_room(
     assert any(e.get("event") == "card_played" for e in withheld["events"])
     assert withheld["sent"][withheld["sent"].index("play") :].count("resume") == 1
     assert card not in page.evaluate("hearts.model.game.hand")
-    screenshot(page, "table-outcome-unknown-caught-up", full_page=False)  # the toast says why
+    screenshot(page, f"table-outcome-unknown-caught-up-{size}", full_page=False)  # the toast
     page.wait_for_timeout(2500)
-    screenshot(page, "table-outcome-unknown-later", full_page=False)
+    screenshot(page, f"table-outcome-unknown-later-{size}", full_page=False)
     assert errors == []
     context.close()
 

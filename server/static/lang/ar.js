@@ -254,6 +254,7 @@ export const catalog = {
   "app.moon_others": "أضف 26 لكل لاعب آخر.",
   "app.moon_minus": "اطرح 26 من نقاطك.",
   "app.copied": "نُسخ رابط الدعوة.",
+  "error.outcome_unknown": "لم يؤكد الخادم حركتك. جارٍ التحقق من الطاولة…",
   "error.room_not_found": "لا طاولة بهذا الرمز.",
   "error.room_full": "الطاولة ممتلئة بالمشاهدين.",
   "error.not_host": "المضيف وحده يستطيع ذلك.",

@@ -252,4 +252,5 @@ export const catalog = {
   "app.moon_others": "Add 26 to each other player.",
   "app.moon_minus": "Take 26 off your own score.",
   "app.copied": "Invite link copied.",
+  "error.outcome_unknown": "The server could not confirm your move. Checking the table…",
 };

@@ -251,6 +251,7 @@ export const catalog = {
   "app.moon_others": "Somar 26 a cada outro jogador.",
   "app.moon_minus": "Tirar 26 do seu próprio placar.",
   "app.copied": "Link de convite copiado.",
+  "error.outcome_unknown": "O servidor não confirmou sua jogada. Conferindo a mesa…",
   "error.room_not_found": "Nenhuma mesa tem esse código.",
   "error.room_full": "A mesa já tem todos os espectadores que comporta.",
   "error.not_host": "Só o anfitrião pode fazer isso.",
