@@ -8,15 +8,15 @@ import random
 import pytest
 
 from protocol.cards import mask_of_names, parse_card
-from server.bots import BOT_LEVELS, decide
-from server.bots.ismcts import EXPLORE, _Node, _rollout_card, facts_contradict, ismcts_play
+from server.bots import BOT_LEVELS, decide, walks
 from server.bots.knowledge import Knowledge, knowledge_of
 from server.bots.levels import LEVEL_RATINGS
 from server.bots.outcome import scored
 from server.bots.playout import cards_of
 from server.bots.sparring import SPARRING, spar
 from server.bots.styles import blocker_play, ducker_pass, shooter_pass
-from server.bots.worlds import sample_world
+from server.bots.walks import Root
+from server.bots.worlds import NoWorld
 from server.ratings.core import MU, Rating
 from server.room.game_view import game_view
 from server.rules import Game, Hand, Phase, Rules, points_in
@@ -145,16 +145,19 @@ def test_when_no_deal_explains_the_play_as_the_policy_would_the_deals_are_drawn_
     assert worlds.plausible_worlds(k, random.Random(6), 4, pool=3, surprise=0.01).count(first) >= 3
 
 
-def _ismcts_through_the_engine(
-    k: Knowledge, legal: int, iterations: int, rng: random.Random
-) -> int:
-    """``ismcts_play`` as it was written first: every walk a ``Hand`` from the rules engine,
-    ``legal_plays`` and ``play`` at each step. The mask walk must choose as this does."""
-    relaxed = facts_contradict(k)
-    root = _Node()
+def _walks_through_the_engine(k: Knowledge, legal: int, iterations: int, seed: int) -> list[Root]:
+    """The tree walks as first written: every walk a ``Hand`` from the rules engine,
+    ``legal_plays`` and ``play`` at each step. The mask walks (C and Python) must match it."""
+    try:
+        sampler = walks.sampler_of(k)
+    except NoWorld:
+        sampler = walks.sampler_of(k, relaxed=True)
+    rng = walks._Rng(seed)
+    root = walks._Node()
+    moons: dict[int, int] = {}
     for _ in range(iterations):
-        h = Hand.from_position(sample_world(k, rng, relaxed=relaxed), k.tricks, k.trick)
-        node, path, expanding = root, [], True
+        h = Hand.from_position(walks._deal(sampler, rng), k.tricks, k.trick)
+        node, path, expanding, first = root, [], True, -1
         while h.turn >= 0:
             seat = h.turn
             moves = h.legal_plays(seat)
@@ -162,12 +165,15 @@ def _ismcts_through_the_engine(
                 moves &= legal
             if not expanding:
                 one = not moves & (moves - 1)
-                h.play(seat, moves.bit_length() - 1 if one else _rollout_card(h.trick, moves, rng))
+                h.play(
+                    seat,
+                    moves.bit_length() - 1 if one else walks._rollout_card(h.trick, moves, rng),
+                )
                 continue
             untried = [c for c in cards_of(moves) if c not in node.children]
             if untried:
                 card = untried[int(rng.random() * len(untried))]
-                child = node.children[card] = _Node()
+                child = node.children[card] = walks._Node()
                 expanding = False
                 child.avail += 1
             else:
@@ -177,26 +183,35 @@ def _ismcts_through_the_engine(
                     cards_of(moves),
                     key=lambda c: (
                         node.children[c].reward / node.children[c].visits
-                        + EXPLORE
+                        + walks.EXPLORE
                         * math.sqrt(math.log(node.children[c].avail) / node.children[c].visits),
                         -c,
                     ),
                 )
                 child = node.children[card]
+            if node is root:
+                first = card
             path.append((child, seat))
             h.play(seat, card)
             node = child
-        final = scored([points_in(t) for t in h.taken], k.scores, k.rules)
+        raw = [points_in(t) for t in h.taken]
+        final = scored(raw, k.scores, k.rules)
+        if raw[k.seat] == 26:
+            moons[first] = moons.get(first, 0) + 1
         for n, seat in path:
             n.visits += 1
             n.reward -= final[seat] / 26.0
-    return max(
-        (c for c in cards_of(legal) if c in root.children),
-        key=lambda c: (root.children[c].visits, root.children[c].reward, c),
-    )
+    return [Root(c, n.visits, n.reward, moons.get(c, 0)) for c, n in sorted(root.children.items())]
 
 
-def test_the_ismcts_walk_on_masks_chooses_as_the_rules_engine_walk_does() -> None:
+@pytest.mark.parametrize("compiled", [True, False])
+def test_the_walks_on_masks_match_the_rules_engine_walk(
+    compiled: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if compiled and not walks.COMPILED:
+        pytest.skip("the C extension was not built")
+    if not compiled:
+        monkeypatch.setattr(walks, "_walks", None)
     rng = random.Random(17)
     compared = 0
     for _ in range(4):
@@ -210,8 +225,8 @@ def test_the_ismcts_walk_on_masks_chooses_as_the_rules_engine_walk_does() -> Non
                 k = knowledge_of(view)
                 legal = strict_legal(game, seat)
                 if legal & (legal - 1):
-                    fast = ismcts_play(k, legal, 40, random.Random(step))
-                    assert fast == _ismcts_through_the_engine(k, legal, 40, random.Random(step))
+                    fast = walks.walk_roots(k, legal, 40, step)
+                    assert fast == _walks_through_the_engine(k, legal, 40, step)
                     compared += 1
             d = decide(view, "basic", step)
             step += 1

@@ -28,6 +28,7 @@ from .knowledge import Knowledge, knowledge_of
 from .levels import BOT_LEVELS, BotLevel, bot_level
 from .outcome import choose_moon
 from .search import SearchResult, search_pass, search_play
+from .walks import walk_search
 from .worlds import placeholder_world
 
 Kind = Literal["pass", "play", "moon", "wait"]
@@ -121,7 +122,7 @@ def _think(
         choice = choose_moon(me, k.scores, k.rules)
         return _Thought(Decision("moon", moon=choice, bot=level.id), k)
     if k.phase == "passing" and k.direction and not k.passes_done[me] and not k.passed:
-        if level.search:
+        if level.search and not level.walks:
             result = search_pass(k, level, rng, stop)
             cards = result.options[0].cards
         else:
@@ -132,7 +133,10 @@ def _think(
         if not legal & (legal - 1):
             card = legal.bit_length() - 1  # one legal card: no search
             return _Thought(Decision("play", (card_name(card),), bot=level.id), k, legal)
-        if level.search:
+        if level.walks:
+            result = walk_search(k, legal, level.walks, rng.getrandbits(64), stop)
+            card, runner = result.options[0].card, watched_runner(k)
+        elif level.search:
             result = search_play(k, legal, level, rng, stop)
             card = result.options[0].card
             runner = result.runner

@@ -35,13 +35,19 @@ class BotLevel:
     # with ``tail_moon_only`` only in the playouts of a moon line (ours or another seat's run).
     tail: int = 0
     tail_moon_only: bool = False
+    # Plays searched by information-set tree walks (``walks.py``), this many a decision, in
+    # place of the flat race; 0: the flat race. The pass is the flat race's either way.
+    walks: int = 0
 
 
 BOT_LEVELS: dict[str, BotLevel] = {
     "basic": BotLevel("basic", "bot:basic", "Basic Bot", False, 0, 0, 0, 0, 0, 1),
     "normal": BotLevel("normal", "bot:normal", "Normal Bot", True, 3000, 16, 32, 24, 4000, 2),
+    # strong plays by tree walks (``walks``) and passes like basic; its flat-race settings
+    # remain for the flat race's own tests and the hints' pricing of a pass.
     "strong": BotLevel(
-        "strong", "bot:strong", "Strong Bot", True, 12000, 24, 160, 64, 12000, 3, 0.15, 0.8, 3
+        "strong", "bot:strong", "Strong Bot", True, 12000, 24, 160, 64, 12000, 3, 0.15, 0.8, 3,
+        walks=30000,
     ),
 }
 DEFAULT_LEVEL = "strong"

@@ -15,10 +15,10 @@ from protocol.cards import card_name, names_of
 
 from .basic import basic_pass
 from .decisions import Decision, strict_legal, view_seed
-from .ismcts import ismcts_play
 from .knowledge import knowledge_of
 from .outcome import choose_moon
 from .styles import STYLES, style_pass, style_play
+from .walks import best_root, walk_roots
 
 ISMCTS_ITERATIONS = 250  # tree walks per decision (about the basic-to-normal range of time)
 SPARRING = (*STYLES, "ismcts")
@@ -42,7 +42,7 @@ def spar(view: dict[str, Any], style: str, rng_seed: int | None = None) -> Decis
             card = legal.bit_length() - 1
         elif style == "ismcts":
             rng = random.Random(view_seed(view) if rng_seed is None else rng_seed)
-            card = ismcts_play(k, legal, ISMCTS_ITERATIONS, rng)
+            card = best_root(walk_roots(k, legal, ISMCTS_ITERATIONS, rng.getrandbits(64))).card
         else:
             card = style_play(style, k, legal)
         return Decision("play", (card_name(card),), bot=ident)

@@ -1,0 +1,353 @@
+"""Strong's card search: information-set tree walks, compiled where a C compiler was at hand.
+
+The same family as the sparring partner in ``ismcts.py`` (single-observer ISMCTS: a fresh deal
+of the hidden cards per walk, UCB1 among the moves legal in that deal, one tree for all four
+seats, each crediting its own points), at forty times its walks. The flat race of ``search.py``
+plays every seat by one card policy; against players who do not play by it, it reads their
+cards and values its own cards wrongly (docs/bots.md, the sparring panel). A tree decides every
+seat's moves by searching them, so it assumes nothing about how the others play, and more walks
+make it stronger: 8,000 walks of the sparring partner's own search scored 0.71 against it, 2,000
+walks 0.83, where strong's flat race scored 0.85 on those deals.
+
+``walk`` runs in ``_walks.c`` when that extension was built (``pip install`` compiles it; it is
+optional) and otherwise in ``_walk_python`` below: the same algorithm with the same random
+numbers (a splitmix64 stream, not ``random.Random``), so both give the same statistics, card for
+card (``tests/test_bots_walks.py``); only the speed differs. Decisions stay deterministic per
+position and seed. The caller's ``stop`` bounds the walks in batches: on a machine without the
+extension, or too loaded, the search answers with its best so far.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from server.rules import HEARTS_MASK, SUIT_MASKS, Hand, points_in, trick_winner
+
+from .knowledge import Knowledge
+from .outcome import scored
+from .playout import cards_of, strict_moves
+from .search import Option, SearchResult, equal_classes
+from .worlds import NoWorld, placeholder_world
+
+try:
+    from . import _walks  # type: ignore[attr-defined]
+except ImportError:  # no compiler when installed: the pure-Python walks, the same results
+    _walks = None
+
+COMPILED = _walks is not None
+EXPLORE = 0.7  # UCB1 exploration constant, on rewards in [-1, 0] (points / 26)
+RANDOM_PLAY = 0.1  # the playout's random cards, as the sparring partner's
+BATCH = 1000  # walks between two looks at the caller's clock
+_MASK64 = (1 << 64) - 1
+
+Sampler = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]
+Start = tuple[tuple[int, ...], tuple[int, ...], int, int, int, int, int]
+
+
+@dataclass(slots=True, frozen=True)
+class Root:
+    """One card at the root after the walks: how often it was walked, its summed reward (minus
+    this seat's points / 26 per walk), and in how many walks this seat shot the moon."""
+
+    card: int
+    visits: int
+    reward: float
+    moons: int
+
+
+class _Rng:
+    """splitmix64 with 53-bit floats: the stream ``_walks.c`` draws, bit for bit."""
+
+    __slots__ = ("state",)
+
+    def __init__(self, seed: int) -> None:
+        self.state = seed & _MASK64
+
+    def random(self) -> float:
+        self.state = z = (self.state + 0x9E3779B97F4A7C15) & _MASK64
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+        z ^= z >> 31
+        return (z >> 11) * (1.0 / 9007199254740992.0)
+
+
+def sampler_of(k: Knowledge, *, relaxed: bool = False) -> Sampler:
+    """What every walk's deal starts from, as ``worlds.sample_world`` places it: the cards only
+    one seat may hold already there, the rest grouped by the seats that may hold them."""
+    me = k.seat
+    others = tuple(s for s in range(4) if s != me)
+    cannot = k.shown_cannot if relaxed else k.cannot
+    need = [k.counts[s] - k.has[s].bit_count() for s in others]
+    if sum(need) != k.unplaced.bit_count() or min(need) < 0:
+        raise NoWorld("the card counts do not add up")
+    free = [k.unplaced & ~cannot[s] for s in others]
+    pattern = [0] * 8
+    for p in range(8):
+        m = k.unplaced
+        for i in range(3):
+            m &= free[i] if p >> i & 1 else ~free[i]
+        pattern[p] = m
+    count = [m.bit_count() for m in pattern]
+    if count[0]:
+        raise NoWorld("no deal fits the voids shown")
+    for t in range(1, 7):
+        room = sum(need[i] for i in range(3) if t >> i & 1)
+        if sum(count[p] for p in range(1, 8) if p & ~t == 0) > room:
+            raise NoWorld("no deal fits the voids shown")
+    base = list(k.has)
+    for i in range(3):
+        base[others[i]] |= pattern[1 << i]
+        need[i] -= count[1 << i]
+        pattern[1 << i] = 0
+    return tuple(base), others, tuple(need), tuple(pattern)
+
+
+def start_of(k: Knowledge) -> Start:
+    """The position the walks start from, read once through the rules engine."""
+    h = Hand.from_position(placeholder_world(k), k.tricks, k.trick)
+    return (
+        tuple(h.taken), tuple(h.trick), h.leader, h.turn, int(h.hearts_broken),
+        int(not h.tricks), 13 - len(h.tricks),
+    )  # fmt: skip
+
+
+def moon_table(k: Knowledge) -> tuple[int, ...]:
+    """For each shooter, every seat's points with the table's moon rule: 16 numbers."""
+    out: list[int] = []
+    for s in range(4):
+        out.extend(scored([26 if t == s else 0 for t in range(4)], k.scores, k.rules))
+    return tuple(out)
+
+
+def walk_roots(
+    k: Knowledge,
+    legal: int,
+    iterations: int,
+    seed: int,
+    stop: Callable[[], bool] | None = None,
+) -> list[Root]:
+    """Every card of ``legal`` the walks tried, after ``iterations`` walks (fewer if ``stop``,
+    asked every ``BATCH`` walks, says time is up: the tree so far answers)."""
+    try:
+        sampler = sampler_of(k)
+    except NoWorld:
+        sampler = sampler_of(k, relaxed=True)
+    start, moon = start_of(k), moon_table(k)
+    run = _walks.walk if _walks is not None else _walk_python
+    rows = run(
+        sampler, start, k.seat, legal, iterations, seed, EXPLORE, RANDOM_PLAY, moon, stop, BATCH
+    )
+    return [Root(*r) for r in rows]
+
+
+def _rank(r: Root) -> tuple[int, float, int]:
+    return r.visits, r.reward, r.card
+
+
+def best_root(roots: list[Root]) -> Root:
+    """The most walked card (then the best reward, then the highest card)."""
+    return max(roots, key=_rank)
+
+
+def walk_search(
+    k: Knowledge, legal: int, iterations: int, seed: int, stop: Callable[[], bool] | None = None
+) -> SearchResult:
+    """The walks as a ``SearchResult`` (best first), for ``decide`` and the hints. Cards of equal
+    value (``search.equal_classes``) are one candidate, its highest card walked for all of them;
+    a single candidate is played without walks. A card's cost is this seat's mean points over
+    the walks through it, moon rule applied."""
+    classes = equal_classes(k, legal)
+    if len(classes) == 1:
+        c = classes[0]
+        return SearchResult([Option(c, c.bit_length() - 1, 0.0, 0.0, 0.0, False, 0)], -1, False)
+    of_card = {c.bit_length() - 1: c for c in classes}
+    walked = sum(1 << card for card in of_card)
+    roots = sorted(walk_roots(k, walked, iterations, seed, stop), key=_rank, reverse=True)
+    options = [
+        Option(of_card[r.card], r.card, -26.0 * r.reward / r.visits, 26.0 * r.reward / r.visits,
+               r.moons / r.visits, False, r.visits)
+        for r in roots
+    ]  # fmt: skip
+    return SearchResult(options, -1, options[0].moon_rate >= 0.5)
+
+
+class _Node:
+    __slots__ = ("avail", "children", "reward", "visits")
+
+    def __init__(self) -> None:
+        self.children: dict[int, _Node] = {}
+        self.reward = 0.0
+        self.visits = 0
+        self.avail = 0
+
+
+def _shuffle(cards: list[int], rng: _Rng) -> None:
+    for i in range(len(cards) - 1, 0, -1):
+        j = int(rng.random() * (i + 1))
+        cards[i], cards[j] = cards[j], cards[i]
+
+
+def _deal(sampler: Sampler, rng: _Rng) -> list[int]:
+    base, others, need0, pattern = sampler
+    hands = list(base)
+    need = list(need0)
+    count = [m.bit_count() for m in pattern]
+    pairs = cards_of(pattern[3] | pattern[5] | pattern[6])
+    rest = cards_of(pattern[7])
+    _shuffle(pairs, rng)
+    for c in pairs:
+        bit = 1 << c
+        p = 3 if pattern[3] & bit else 5 if pattern[5] & bit else 6
+        a, b = (1 if p == 6 else 0), (1 if p == 3 else 2)
+        count[p] -= 1
+        first = a if rng.random() * (need[a] + need[b]) < need[a] else b
+        for i in (first, a + b - first):
+            if need[i] <= 0:
+                continue
+            need[i] -= 1
+            if (
+                count[3] <= need[0] + need[1]
+                and count[5] <= need[0] + need[2]
+                and count[6] <= need[1] + need[2]
+            ):
+                break
+            need[i] += 1
+        else:
+            raise ValueError("no deal fits the facts")
+        hands[others[i]] |= bit
+    _shuffle(rest, rng)
+    at = 0
+    for i in range(3):
+        for c in rest[at : at + need[i]]:
+            hands[others[i]] |= 1 << c
+        at += need[i]
+    return hands
+
+
+def _rollout_card(trick: list[int], legal: int, rng: _Rng) -> int:
+    if rng.random() < RANDOM_PLAY:
+        cards = cards_of(legal)
+        return cards[int(rng.random() * len(cards))]
+    if not trick:
+        suits = [s for s in range(4) if legal & SUIT_MASKS[s]]
+        m = legal & SUIT_MASKS[suits[int(rng.random() * len(suits))]]
+        return (m & -m).bit_length() - 1
+    suit = SUIT_MASKS[trick[0] // 13]
+    follow = legal & suit
+    if follow:
+        win = max(c for c in trick if (1 << c) & suit)
+        below = follow & ((1 << win) - 1)
+        if below:
+            return below.bit_length() - 1
+        if len(trick) == 3 and not any(c >= 36 and (c == 36 or c >= 39) for c in trick):
+            return follow.bit_length() - 1
+        return (follow & -follow).bit_length() - 1
+    if legal >> 36 & 1:
+        return 36
+    hearts = legal & HEARTS_MASK
+    if hearts:
+        return hearts.bit_length() - 1
+    best, rank = -1, -1
+    for s in range(4):
+        m = legal & SUIT_MASKS[s]
+        if m and (m.bit_length() - 1) - 13 * s > rank:
+            best, rank = m.bit_length() - 1, (m.bit_length() - 1) - 13 * s
+    return best
+
+
+def _walk_python(
+    sampler: Sampler,
+    start: Start,
+    me: int,
+    legal: int,
+    iterations: int,
+    seed: int,
+    explore: float,
+    random_play: float,
+    moon: tuple[int, ...],
+    stop: Callable[[], bool] | None,
+    batch: int,
+) -> list[tuple[int, int, float, int]]:
+    """``_walks.walk`` in Python: the same walks, the same numbers, forty times slower."""
+    assert random_play == RANDOM_PLAY
+    taken0, trick0, leader0, turn0, broken0, first0, tricks_left0 = start
+    rng = _Rng(seed)
+    root = _Node()
+    own_moons: dict[int, int] = {}
+    for it in range(iterations):
+        if stop is not None and it and it % batch == 0 and stop():
+            break
+        hands = _deal(sampler, rng)
+        taken = list(taken0)
+        trick = list(trick0)
+        leader, seat = leader0, turn0
+        broken, first_trick, tricks_left = bool(broken0), bool(first0), tricks_left0
+        node = root
+        path: list[tuple[_Node, int]] = []
+        expanding = True
+        root_card = -1
+        while seat >= 0:
+            hand = hands[seat]
+            moves = strict_moves(
+                hand, SUIT_MASKS[trick[0] // 13] if trick else 0, first_trick, broken
+            )
+            if seat == me and node is root:
+                moves &= legal
+            if not expanding:
+                if moves & (moves - 1):
+                    card = _rollout_card(trick, moves, rng)
+                else:
+                    card = moves.bit_length() - 1
+            else:
+                children = node.children
+                untried = [c for c in cards_of(moves) if c not in children]
+                if untried:
+                    card = untried[int(rng.random() * len(untried))]
+                    child = children[card] = _Node()
+                    child.avail += 1
+                    expanding = False
+                else:
+                    best_score = -math.inf
+                    card = -1
+                    for c in cards_of(moves):
+                        ch = children[c]
+                        ch.avail += 1
+                        score = ch.reward / ch.visits + explore * math.sqrt(
+                            math.log(ch.avail) / ch.visits
+                        )
+                        if score > best_score:
+                            best_score, card = score, c
+                    child = children[card]
+                if node is root:
+                    root_card = card
+                path.append((child, seat))
+                node = child
+            hands[seat] = hand ^ (1 << card)
+            trick.append(card)
+            if card >= 39:
+                broken = True
+            if len(trick) < 4:
+                seat = (seat + 1) & 3
+                continue
+            leader = seat = trick_winner(leader, trick)
+            taken[seat] |= (1 << trick[0]) | (1 << trick[1]) | (1 << trick[2]) | (1 << trick[3])
+            trick = []
+            first_trick = False
+            tricks_left -= 1
+            if not tricks_left:
+                seat = -1
+        pts = [points_in(t) for t in taken]
+        shooter = next((s for s in range(4) if pts[s] == 26), -1)
+        if shooter >= 0:
+            pts = list(moon[4 * shooter : 4 * shooter + 4])
+            if shooter == me and root_card >= 0:
+                own_moons[root_card] = own_moons.get(root_card, 0) + 1
+        for n, mover in path:
+            n.visits += 1
+            n.reward -= pts[mover] / 26.0
+    return [
+        (c, root.children[c].visits, root.children[c].reward, own_moons.get(c, 0))
+        for c in sorted(root.children)
+    ]
