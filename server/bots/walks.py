@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from server.rules import HEARTS_MASK, SUIT_MASKS, Hand, points_in, trick_winner
 
@@ -31,8 +32,9 @@ from .playout import cards_of, strict_moves
 from .search import Option, SearchResult, equal_classes
 from .worlds import NoWorld, placeholder_world
 
+_walks: Any
 try:
-    from . import _walks  # type: ignore[attr-defined]
+    import server.bots._walks as _walks  # type: ignore[import-not-found, unused-ignore]
 except ImportError:  # no compiler when installed: the pure-Python walks, the same results
     _walks = None
 
