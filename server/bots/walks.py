@@ -34,7 +34,7 @@ from .worlds import NoWorld, placeholder_world
 
 _walks: Any
 try:
-    import server.bots._walks as _walks  # type: ignore[import-not-found, unused-ignore]
+    import server.bots._walks as _walks  # type: ignore[import-not-found, no-redef, unused-ignore]
 except ImportError:  # no compiler when installed: the pure-Python walks, the same results
     _walks = None
 
