@@ -8,7 +8,7 @@ import random
 import pytest
 
 from protocol.cards import mask_of_names, parse_card
-from server.bots import BOT_LEVELS, decide, walks
+from server.bots import BOT_LEVELS, decide, walks, worlds
 from server.bots.knowledge import Knowledge, knowledge_of
 from server.bots.levels import LEVEL_RATINGS
 from server.bots.outcome import scored
@@ -149,14 +149,14 @@ def _walks_through_the_engine(k: Knowledge, legal: int, iterations: int, seed: i
     """The tree walks as first written: every walk a ``Hand`` from the rules engine,
     ``legal_plays`` and ``play`` at each step. The mask walks (C and Python) must match it."""
     try:
-        sampler = walks.sampler_of(k)
+        sampler = worlds.sampler_of(k)
     except NoWorld:
-        sampler = walks.sampler_of(k, relaxed=True)
+        sampler = worlds.sampler_of(k, relaxed=True)
     rng = walks._Rng(seed)
     root = walks._Node()
     moons: dict[int, int] = {}
     for _ in range(iterations):
-        h = Hand.from_position(walks._deal(sampler, rng), k.tricks, k.trick)
+        h = Hand.from_position(worlds.deal(sampler, rng.random), k.tricks, k.trick)
         node, path, expanding, first = root, [], True, -1
         while h.turn >= 0:
             seat = h.turn

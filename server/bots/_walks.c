@@ -1,6 +1,6 @@
 /* The tree walks of ``walks.py`` compiled: the same algorithm, the same random numbers, the same
- * card for card (tests/test_bots_walks.py holds the two together). ``walks.py`` documents it;
- * this file only makes it about forty times quicker. Cards are 0..51, suit * 13 + rank; the
+ * card for card (tests/test_bots_panel.py holds the two together). ``walks.py`` documents it;
+ * this file only makes it about 90 times quicker. Cards are 0..51, suit * 13 + rank; the
  * queen of spades is 36, hearts 39..51. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

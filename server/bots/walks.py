@@ -1,8 +1,8 @@
 """Strong's card search: information-set tree walks, compiled where a C compiler was at hand.
 
-The same family as the sparring partner in ``ismcts.py`` (single-observer ISMCTS: a fresh deal
+The search of the sparring partner ``ismcts`` (single-observer ISMCTS: a fresh deal
 of the hidden cards per walk, UCB1 among the moves legal in that deal, one tree for all four
-seats, each crediting its own points), at forty times its walks. The flat race of ``search.py``
+seats, each crediting its own points), at 120 times its walks. The flat race of ``search.py``
 plays every seat by one card policy; against players who do not play by it, it reads their
 cards and values its own cards wrongly (docs/bots.md, the sparring panel). A tree decides every
 seat's moves by searching them, so it assumes nothing about how the others play, and more walks
@@ -12,7 +12,7 @@ walks 0.83, where strong's flat race scored 0.85 on those deals.
 ``walk`` runs in ``_walks.c`` when that extension was built (``pip install`` compiles it; it is
 optional) and otherwise in ``_walk_python`` below: the same algorithm with the same random
 numbers (a splitmix64 stream, not ``random.Random``), so both give the same statistics, card for
-card (``tests/test_bots_walks.py``); only the speed differs. Decisions stay deterministic per
+card (``tests/test_bots_panel.py``); only the speed differs. Decisions stay deterministic per
 position and seed. The caller's ``stop`` bounds the walks in batches: on a machine without the
 extension, or too loaded, the search answers with its best so far.
 """
@@ -30,7 +30,7 @@ from .knowledge import Knowledge
 from .outcome import scored
 from .playout import cards_of, strict_moves
 from .search import Option, SearchResult, equal_classes
-from .worlds import NoWorld, placeholder_world
+from .worlds import NoWorld, Sampler, deal, placeholder_world, sampler_of
 
 _walks: Any
 try:
@@ -44,7 +44,6 @@ RANDOM_PLAY = 0.1  # the playout's random cards, as the sparring partner's
 BATCH = 1000  # walks between two looks at the caller's clock
 _MASK64 = (1 << 64) - 1
 
-Sampler = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]
 Start = tuple[tuple[int, ...], tuple[int, ...], int, int, int, int, int]
 
 
@@ -73,37 +72,6 @@ class _Rng:
         z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
         z ^= z >> 31
         return (z >> 11) * (1.0 / 9007199254740992.0)
-
-
-def sampler_of(k: Knowledge, *, relaxed: bool = False) -> Sampler:
-    """What every walk's deal starts from, as ``worlds.sample_world`` places it: the cards only
-    one seat may hold already there, the rest grouped by the seats that may hold them."""
-    me = k.seat
-    others = tuple(s for s in range(4) if s != me)
-    cannot = k.shown_cannot if relaxed else k.cannot
-    need = [k.counts[s] - k.has[s].bit_count() for s in others]
-    if sum(need) != k.unplaced.bit_count() or min(need) < 0:
-        raise NoWorld("the card counts do not add up")
-    free = [k.unplaced & ~cannot[s] for s in others]
-    pattern = [0] * 8
-    for p in range(8):
-        m = k.unplaced
-        for i in range(3):
-            m &= free[i] if p >> i & 1 else ~free[i]
-        pattern[p] = m
-    count = [m.bit_count() for m in pattern]
-    if count[0]:
-        raise NoWorld("no deal fits the voids shown")
-    for t in range(1, 7):
-        room = sum(need[i] for i in range(3) if t >> i & 1)
-        if sum(count[p] for p in range(1, 8) if p & ~t == 0) > room:
-            raise NoWorld("no deal fits the voids shown")
-    base = list(k.has)
-    for i in range(3):
-        base[others[i]] |= pattern[1 << i]
-        need[i] -= count[1 << i]
-        pattern[1 << i] = 0
-    return tuple(base), others, tuple(need), tuple(pattern)
 
 
 def start_of(k: Knowledge) -> Start:
@@ -185,49 +153,6 @@ class _Node:
         self.avail = 0
 
 
-def _shuffle(cards: list[int], rng: _Rng) -> None:
-    for i in range(len(cards) - 1, 0, -1):
-        j = int(rng.random() * (i + 1))
-        cards[i], cards[j] = cards[j], cards[i]
-
-
-def _deal(sampler: Sampler, rng: _Rng) -> list[int]:
-    base, others, need0, pattern = sampler
-    hands = list(base)
-    need = list(need0)
-    count = [m.bit_count() for m in pattern]
-    pairs = cards_of(pattern[3] | pattern[5] | pattern[6])
-    rest = cards_of(pattern[7])
-    _shuffle(pairs, rng)
-    for c in pairs:
-        bit = 1 << c
-        p = 3 if pattern[3] & bit else 5 if pattern[5] & bit else 6
-        a, b = (1 if p == 6 else 0), (1 if p == 3 else 2)
-        count[p] -= 1
-        first = a if rng.random() * (need[a] + need[b]) < need[a] else b
-        for i in (first, a + b - first):
-            if need[i] <= 0:
-                continue
-            need[i] -= 1
-            if (
-                count[3] <= need[0] + need[1]
-                and count[5] <= need[0] + need[2]
-                and count[6] <= need[1] + need[2]
-            ):
-                break
-            need[i] += 1
-        else:
-            raise ValueError("no deal fits the facts")
-        hands[others[i]] |= bit
-    _shuffle(rest, rng)
-    at = 0
-    for i in range(3):
-        for c in rest[at : at + need[i]]:
-            hands[others[i]] |= 1 << c
-        at += need[i]
-    return hands
-
-
 def _rollout_card(trick: list[int], legal: int, rng: _Rng) -> int:
     if rng.random() < RANDOM_PLAY:
         cards = cards_of(legal)
@@ -272,7 +197,7 @@ def _walk_python(
     stop: Callable[[], bool] | None,
     batch: int,
 ) -> list[tuple[int, int, float, int]]:
-    """``_walks.walk`` in Python: the same walks, the same numbers, forty times slower."""
+    """``_walks.walk`` in Python: the same walks, the same numbers, about 90 times slower."""
     assert random_play == RANDOM_PLAY
     taken0, trick0, leader0, turn0, broken0, first0, tricks_left0 = start
     rng = _Rng(seed)
@@ -281,7 +206,7 @@ def _walk_python(
     for it in range(iterations):
         if stop is not None and it and it % batch == 0 and stop():
             break
-        hands = _deal(sampler, rng)
+        hands = deal(sampler, rng.random)
         taken = list(taken0)
         trick = list(trick0)
         leader, seat = leader0, turn0

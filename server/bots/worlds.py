@@ -57,51 +57,57 @@ def _feasible(count: list[int], need: list[int]) -> bool:
     return True
 
 
-def sample_world(k: Knowledge, rng: random.Random, *, relaxed: bool = False) -> list[int]:
-    """Four hands (ours included) consistent with ``k``; ``relaxed`` trusts only what a
-    revoke cannot fake. Raises ``NoWorld`` when nothing fits."""
+# What every deal of one position starts from (``sampler_of``): the four hands with the cards
+# only one seat may hold already placed, the three other seats, the cards each still needs, and
+# the unplaced cards grouped by the 3-bit pattern of the seats that may hold them.
+Sampler = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]
+
+
+def sampler_of(k: Knowledge, *, relaxed: bool = False) -> Sampler:
+    """The fixed part of ``sample_world`` for ``k``, done once for any number of deals;
+    ``relaxed`` trusts only what a revoke cannot fake. Raises ``NoWorld`` when nothing fits."""
     me = k.seat
-    others = [s for s in range(4) if s != me]
+    others = tuple(s for s in range(4) if s != me)
     cannot = k.shown_cannot if relaxed else k.cannot
-    hands = [k.has[s] for s in range(4)]
     need = [k.counts[s] - k.has[s].bit_count() for s in others]
     if sum(need) != k.unplaced.bit_count() or min(need) < 0:
         raise NoWorld("the card counts do not add up")
-    blocked = (cannot[others[0]] | cannot[others[1]] | cannot[others[2]]) & k.unplaced
-    if not blocked:
-        # Nothing known about who holds what: a plain shuffle and deal.
-        cards = cards_of(k.unplaced)
-        _shuffle(cards, rng.random)
-        at = 0
-        for i, s in enumerate(others):
-            for c in cards[at : at + need[i]]:
-                hands[s] |= 1 << c
-            at += need[i]
-        return hands
-
-    # Group the cards by which of the three seats may hold them (a 3-bit pattern).
+    pattern = [0] * 8
+    if not (cannot[others[0]] | cannot[others[1]] | cannot[others[2]]) & k.unplaced:
+        # Nothing known about who holds what: every card may go anywhere.
+        pattern[7] = k.unplaced
+        return tuple(k.has), others, tuple(need), tuple(pattern)
     free = [k.unplaced & ~cannot[s] for s in others]
-    by_pattern = [0] * 8
     for p in range(8):
         m = k.unplaced
         for i in range(3):
             m &= free[i] if p >> i & 1 else ~free[i]
-        by_pattern[p] = m
-    count = [m.bit_count() for m in by_pattern]
+        pattern[p] = m
+    count = [m.bit_count() for m in pattern]
     if not _feasible(count, need):
         raise NoWorld("no deal fits the voids shown")
-    # Cards only one seat may hold go there.
+    base = list(k.has)
     for i in range(3):
-        hands[others[i]] |= by_pattern[1 << i]
+        # Cards only one seat may hold go there.
+        base[others[i]] |= pattern[1 << i]
         need[i] -= count[1 << i]
+        pattern[1 << i] = 0
+    return tuple(base), others, tuple(need), tuple(pattern)
+
+
+def deal(sampler: Sampler, rand: Callable[[], float]) -> list[int]:
+    """One deal from ``sampler``, drawing from ``rand`` (floats in [0, 1))."""
+    base, others, need0, pattern = sampler
+    hands = list(base)
+    need = list(need0)
+    count = [m.bit_count() for m in pattern]
     # Cards two seats may hold: each to one of them in proportion to the room left, as long as
     # the cards of the other pairs still fit (the only way the rest could fail, Hall's rule).
-    pairs = cards_of(by_pattern[3] | by_pattern[5] | by_pattern[6])
-    rand = rng.random
+    pairs = cards_of(pattern[3] | pattern[5] | pattern[6])
     _shuffle(pairs, rand)
     for c in pairs:
         bit = 1 << c
-        p = 3 if by_pattern[3] & bit else 5 if by_pattern[5] & bit else 6
+        p = 3 if pattern[3] & bit else 5 if pattern[5] & bit else 6
         a, b = _PAIR_SEATS[p]
         count[p] -= 1
         first = a if rand() * (need[a] + need[b]) < need[a] else b
@@ -120,7 +126,7 @@ def sample_world(k: Knowledge, rng: random.Random, *, relaxed: bool = False) -> 
             raise NoWorld("no deal fits the voids shown")
         hands[others[i]] |= bit
     # Cards any of them may hold: a plain deal of the room left.
-    rest = cards_of(by_pattern[7])
+    rest = cards_of(pattern[7])
     _shuffle(rest, rand)
     at = 0
     for i in range(3):
@@ -128,6 +134,12 @@ def sample_world(k: Knowledge, rng: random.Random, *, relaxed: bool = False) -> 
             hands[others[i]] |= 1 << c
         at += need[i]
     return hands
+
+
+def sample_world(k: Knowledge, rng: random.Random, *, relaxed: bool = False) -> list[int]:
+    """Four hands (ours included) consistent with ``k``; ``relaxed`` trusts only what a
+    revoke cannot fake. Raises ``NoWorld`` when nothing fits."""
+    return deal(sampler_of(k, relaxed=relaxed), rng.random)
 
 
 def sample_worlds(k: Knowledge, rng: random.Random, n: int) -> list[list[int]]:
