@@ -1,8 +1,8 @@
 """The sparring panel's entry point: a seat's view in, a ``Decision`` out, like ``decide``.
 
 The panel is the styles of ``styles.py`` (``ducker``, ``shooter``, ``blocker``) and the
-information-set tree search of ``walks.py`` at 250 walks (``ismcts``). They are not levels a table can
-seat: they exist so the benchmark can measure the levels against play they were not tuned
+information-set tree search of ``walks.py`` at 250 walks (``ismcts``). They are not levels a
+table can seat: they exist so the benchmark can measure the levels against play they were not tuned
 against. Same contract as ``decide``: the view only, deterministic for a view and seed.
 """
 
