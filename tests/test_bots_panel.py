@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import random
 
 import pytest
@@ -181,12 +180,7 @@ def _walks_through_the_engine(k: Knowledge, legal: int, iterations: int, seed: i
                     node.children[c].avail += 1
                 card = max(
                     cards_of(moves),
-                    key=lambda c: (
-                        node.children[c].reward / node.children[c].visits
-                        + walks.EXPLORE
-                        * math.sqrt(math.log(node.children[c].avail) / node.children[c].visits),
-                        -c,
-                    ),
+                    key=lambda c: (node.children[c].score(walks.EXPLORE), -c),
                 )
                 child = node.children[card]
             if node is root:
@@ -199,8 +193,7 @@ def _walks_through_the_engine(k: Knowledge, legal: int, iterations: int, seed: i
         if raw[k.seat] == 26:
             moons[first] = moons.get(first, 0) + 1
         for n, seat in path:
-            n.visits += 1
-            n.reward -= final[seat] / 26.0
+            n.credit(-final[seat] / 26.0)
     return [Root(c, n.visits, n.reward, moons.get(c, 0)) for c, n in sorted(root.children.items())]
 
 

@@ -27,12 +27,31 @@ static inline double rng_float(Rng *r) {
     return (double)(z >> 11) * (1.0 / 9007199254740992.0);
 }
 
+/* A node is small (its children are a list through ``next``) so that a big tree stays in the
+ * caches better than with a table of 52 child slots per node. */
 typedef struct {
-    int child[52];
     uint64_t kids; /* cards with a child */
+    double reward, mean, spread; /* summed reward, its mean, 1 / sqrt(visits): kept at each
+                                    credit so that scoring a child takes no division */
     int visits, avail;
-    double reward;
+    int first, next; /* first child, next sibling: 0 for none (the root is nobody's child) */
+    int card;
 } Node;
+
+/* sqrt(log(n)) for the UCB term, computed once per process: the libm log alone was a tenth of
+ * the time */
+static double *root_log = NULL;
+static int root_log_size = 0;
+
+static int grow_root_logs(int n) {
+    if (n <= root_log_size) return 0;
+    double *t = realloc(root_log, sizeof(double) * (size_t)n);
+    if (!t) return -1;
+    for (int i = root_log_size; i < n; i++) t[i] = i ? sqrt(log((double)i)) : 0.0;
+    root_log = t;
+    root_log_size = n;
+    return 0;
+}
 
 static inline int low_card(uint64_t m) { return __builtin_ctzll(m); }
 static inline int high_card(uint64_t m) { return 63 - __builtin_clzll(m); }
@@ -195,8 +214,11 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         for (int t = 0; t < 4; t++) moon[s][t] = (int)PyLong_AsLong(PyTuple_GetItem(moon_t, 4 * s + t));
     if (PyErr_Occurred()) return NULL;
 
-    Node *nodes = malloc(sizeof(Node) * (size_t)(iterations + 1));
-    if (!nodes) return PyErr_NoMemory();
+    Node *nodes = iterations >= 0 ? malloc(sizeof(Node) * (size_t)(iterations + 1)) : NULL;
+    if (!nodes || grow_root_logs(iterations + 2) < 0) {
+        free(nodes);
+        return PyErr_NoMemory();
+    }
     int n_nodes = 1;
     memset(&nodes[0], 0, sizeof(Node));
     int own_moons[52] = {0};
@@ -239,28 +261,32 @@ static PyObject *walk(PyObject *self, PyObject *args) {
                 int child;
                 if (untried) {
                     card = nth_card(untried, (int)(rng_float(&rng) * count(untried)));
-                    child = n_nodes++;
-                    memset(&nodes[child], 0, sizeof(Node));
-                    nd = &nodes[node]; /* (no realloc: the pool holds every node a walk adds) */
-                    nd->child[card] = child;
+                    child = n_nodes++; /* (the pool holds every node the walks can add) */
+                    Node *ch = &nodes[child];
+                    memset(ch, 0, sizeof(Node));
+                    ch->card = card;
+                    ch->next = nd->first;
+                    nd->first = child;
                     nd->kids |= (uint64_t)1 << card;
                     expanding = 0;
-                    nodes[child].avail += 1;
+                    ch->avail += 1;
                 } else {
+                    /* every legal card has a child: the best UCB1 score, the lowest card on a
+                     * tie (the order walks.py scores them in) */
                     double best_score = -INFINITY;
-                    card = -1;
-                    for (uint64_t m = moves; m; m &= m - 1) {
-                        int c = low_card(m);
-                        Node *ch = &nodes[nd->child[c]];
+                    card = 64;
+                    child = 0;
+                    for (int at = nd->first; at; at = nodes[at].next) {
+                        Node *ch = &nodes[at];
+                        if (!(moves >> ch->card & 1)) continue;
                         ch->avail += 1;
-                        double score = ch->reward / ch->visits +
-                                       explore * sqrt(log((double)ch->avail) / ch->visits);
-                        if (score > best_score) {
+                        double score = ch->mean + explore * root_log[ch->avail] * ch->spread;
+                        if (score > best_score || (score == best_score && ch->card < card)) {
                             best_score = score;
-                            card = c;
+                            card = ch->card;
+                            child = at;
                         }
                     }
-                    child = nd->child[card];
                 }
                 if (node == 0) root_card = card;
                 path_node[depth] = child;
@@ -294,14 +320,18 @@ static PyObject *walk(PyObject *self, PyObject *args) {
             Node *nd = &nodes[path_node[d]];
             nd->visits += 1;
             nd->reward -= pts[path_seat[d]] / 26.0;
+            nd->mean = nd->reward / nd->visits;
+            nd->spread = 1.0 / sqrt((double)nd->visits);
         }
     }
     PyObject *out = NULL;
     if (!failed) {
         out = PyList_New(0);
+        int of_card[64] = {0};
+        for (int at = nodes[0].first; at; at = nodes[at].next) of_card[nodes[at].card] = at;
         for (uint64_t m = nodes[0].kids; out && m; m &= m - 1) {
             int c = low_card(m);
-            Node *ch = &nodes[nodes[0].child[c]];
+            Node *ch = &nodes[of_card[c]];
             PyObject *row = Py_BuildValue("(iidi)", c, ch->visits, ch->reward, own_moons[c]);
             if (!row || PyList_Append(out, row) < 0) {
                 Py_XDECREF(row);

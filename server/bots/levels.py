@@ -47,7 +47,7 @@ BOT_LEVELS: dict[str, BotLevel] = {
     # remain for the flat race's own tests and the hints' pricing of a pass.
     "strong": BotLevel(
         "strong", "bot:strong", "Strong Bot", True, 12000, 24, 160, 64, 12000, 3, 0.15, 0.8, 3,
-        walks=30000,
+        walks=60000,
     ),
 }
 DEFAULT_LEVEL = "strong"

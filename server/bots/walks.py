@@ -2,7 +2,7 @@
 
 The search of the sparring partner ``ismcts`` (single-observer ISMCTS: a fresh deal
 of the hidden cards per walk, UCB1 among the moves legal in that deal, one tree for all four
-seats, each crediting its own points), at 120 times its walks. The flat race of ``search.py``
+seats, each crediting its own points), at 240 times its walks. The flat race of ``search.py``
 plays every seat by one card policy; against players who do not play by it, it reads their
 cards and values its own cards wrongly (docs/bots.md, the sparring panel). A tree decides every
 seat's moves by searching them, so it assumes nothing about how the others play, and more walks
@@ -144,13 +144,26 @@ def walk_search(
 
 
 class _Node:
-    __slots__ = ("avail", "children", "reward", "visits")
+    __slots__ = ("avail", "children", "mean", "reward", "spread", "visits")
 
     def __init__(self) -> None:
         self.children: dict[int, _Node] = {}
         self.reward = 0.0
         self.visits = 0
         self.avail = 0
+        # kept at each credit, so that scoring a child takes no division (in C that counts)
+        self.mean = 0.0
+        self.spread = 0.0  # 1 / sqrt(visits)
+
+    def credit(self, reward: float) -> None:
+        self.visits += 1
+        self.reward += reward
+        self.mean = self.reward / self.visits
+        self.spread = 1.0 / math.sqrt(self.visits)
+
+    def score(self, explore: float) -> float:
+        """UCB1 with availability counts: the child's mean plus its exploration term."""
+        return self.mean + explore * math.sqrt(math.log(self.avail)) * self.spread
 
 
 def _rollout_card(trick: list[int], legal: int, rng: _Rng) -> int:
@@ -241,9 +254,7 @@ def _walk_python(
                     for c in cards_of(moves):
                         ch = children[c]
                         ch.avail += 1
-                        score = ch.reward / ch.visits + explore * math.sqrt(
-                            math.log(ch.avail) / ch.visits
-                        )
+                        score = ch.score(explore)
                         if score > best_score:
                             best_score, card = score, c
                     child = children[card]
@@ -272,8 +283,7 @@ def _walk_python(
             if shooter == me and root_card >= 0:
                 own_moons[root_card] = own_moons.get(root_card, 0) + 1
         for n, mover in path:
-            n.visits += 1
-            n.reward -= pts[mover] / 26.0
+            n.credit(-pts[mover] / 26.0)
     return [
         (c, root.children[c].visits, root.children[c].reward, own_moons.get(c, 0))
         for c in sorted(root.children)
