@@ -228,3 +228,47 @@ def test_the_walks_on_masks_match_the_rules_engine_walk(
             else:
                 game.play(seat, parse_card(d.cards[0]))
     assert compared > 100
+
+
+def _play_positions(seed: int, hands: int) -> list[tuple[Knowledge, int]]:
+    """Positions with a choice to make, from hands of basic bots."""
+    rng = random.Random(seed)
+    out: list[tuple[Knowledge, int]] = []
+    for _ in range(hands):
+        game = Game(Rules(target=100))
+        game.start_hand(random_deal(rng))
+        step = 0
+        while game.phase in (Phase.PASSING, Phase.PLAYING):
+            seat = waiting_seat(game)
+            view = game_view(game, seat)
+            if game.phase is Phase.PLAYING:
+                legal = strict_legal(game, seat)
+                if legal & (legal - 1):
+                    out.append((knowledge_of(view), legal))
+            d = decide(view, "basic", step)
+            step += 1
+            if d.kind == "pass":
+                game.pass_cards(seat, mask_of_names(d.cards))
+            else:
+                game.play(seat, parse_card(d.cards[0]))
+    return out
+
+
+def test_settled_walks_play_the_card_all_the_walks_would(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The walks end once the most walked card leads by more than the walks left: the card
+    # played must be the one the whole budget plays, and the C and Python walks must settle
+    # alike (the same statistics).
+    iterations = 2000 if walks.COMPILED else 600
+    settled = 0
+    for j, (k, legal) in enumerate(_play_positions(23, 2)[::2]):
+        roots = walks.walk_roots(k, legal, iterations, j)
+        full = walks.walk_roots(k, legal, iterations, j, settle=False)
+        assert walks.best_root(roots).card == walks.best_root(full).card
+        walked = sum(r.visits for r in roots)
+        assert walked <= iterations
+        settled += walked < iterations
+        if walks.COMPILED and j % 4 == 0:
+            with monkeypatch.context() as m:
+                m.setattr(walks, "_walks", None)
+                assert walks.walk_roots(k, legal, iterations, j) == roots
+    assert settled >= 3

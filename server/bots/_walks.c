@@ -176,15 +176,17 @@ static int sample(const Sampler *sp, uint64_t *hands, Rng *r) {
 static int points_in(uint64_t m) { return count(m & HEARTS_MASK) + ((m >> QUEEN & 1) ? 13 : 0); }
 
 static PyObject *walk(PyObject *self, PyObject *args) {
-    /* (sampler, start, me, legal, iterations, seed, explore, random_play, moon, stop, batch)
-     * -> stats; stop (None or a callable) is asked every batch walks whether to end early */
+    /* (sampler, start, me, legal, iterations, seed, explore, random_play, moon, stop, batch,
+     * settle) -> stats; stop (None or a callable) is asked every batch walks whether to end
+     * early; every settle walks (0: never) the walks end once the most walked card's lead is
+     * more than the walks left */
     PyObject *sampler_t, *start_t, *moon_t, *stop;
-    int batch;
+    int batch, settle;
     int me, iterations;
     unsigned long long legal, seed;
     double explore, random_play;
-    if (!PyArg_ParseTuple(args, "OOiKiKddOOi", &sampler_t, &start_t, &me, &legal, &iterations, &seed,
-                          &explore, &random_play, &moon_t, &stop, &batch))
+    if (!PyArg_ParseTuple(args, "OOiKiKddOOii", &sampler_t, &start_t, &me, &legal, &iterations,
+                          &seed, &explore, &random_play, &moon_t, &stop, &batch, &settle))
         return NULL;
     Sampler sp;
     memset(&sp, 0, sizeof sp);
@@ -225,6 +227,20 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     Rng rng = {seed};
     int failed = 0;
     for (int it = 0; it < iterations; it++) {
+        if (settle && it && it % settle == 0) {
+            /* the most walked card can no longer be caught: the rest would not change it */
+            int best = 0, second = 0;
+            for (int at = nodes[0].first; at; at = nodes[at].next) {
+                int v = nodes[at].visits;
+                if (v > best) {
+                    second = best;
+                    best = v;
+                } else if (v > second) {
+                    second = v;
+                }
+            }
+            if (best - second > iterations - it) break;
+        }
         if (stop != Py_None && it && it % batch == 0) {
             PyObject *said = PyObject_CallNoArgs(stop);
             int done = said ? PyObject_IsTrue(said) : -1;

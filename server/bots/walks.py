@@ -42,6 +42,7 @@ COMPILED = _walks is not None
 EXPLORE = 0.7  # UCB1 exploration constant, on rewards in [-1, 0] (points / 26)
 RANDOM_PLAY = 0.1  # the playout's random cards, as the sparring partner's
 BATCH = 1000  # walks between two looks at the caller's clock
+SETTLE = 250  # walks between two looks at whether the most walked card can still be caught
 _MASK64 = (1 << 64) - 1
 
 Start = tuple[tuple[int, ...], tuple[int, ...], int, int, int, int, int]
@@ -97,18 +98,24 @@ def walk_roots(
     iterations: int,
     seed: int,
     stop: Callable[[], bool] | None = None,
+    settle: bool = True,
 ) -> list[Root]:
     """Every card of ``legal`` the walks tried, after ``iterations`` walks (fewer if ``stop``,
-    asked every ``BATCH`` walks, says time is up: the tree so far answers)."""
+    asked every ``BATCH`` walks, says time is up: the tree so far answers). With ``settle``
+    the walks also end once the most walked card leads the next by more than the walks left
+    (looked at every ``SETTLE`` walks): the rest could not change the card played
+    (``best_root``), only the statistics of the others."""
     try:
         sampler = sampler_of(k)
     except NoWorld:
         sampler = sampler_of(k, relaxed=True)
     start, moon = start_of(k), moon_table(k)
     run = _walks.walk if _walks is not None else _walk_python
+    settle_every = SETTLE if settle else 0
     rows = run(
-        sampler, start, k.seat, legal, iterations, seed, EXPLORE, RANDOM_PLAY, moon, stop, BATCH
-    )
+        sampler, start, k.seat, legal, iterations, seed, EXPLORE, RANDOM_PLAY, moon, stop, BATCH,
+        settle_every,
+    )  # fmt: skip
     return [Root(*r) for r in rows]
 
 
@@ -209,6 +216,7 @@ def _walk_python(
     moon: tuple[int, ...],
     stop: Callable[[], bool] | None,
     batch: int,
+    settle: int,
 ) -> list[tuple[int, int, float, int]]:
     """``_walks.walk`` in Python: the same walks, the same numbers, about 90 times slower."""
     assert random_play == RANDOM_PLAY
@@ -217,6 +225,10 @@ def _walk_python(
     root = _Node()
     own_moons: dict[int, int] = {}
     for it in range(iterations):
+        if settle and it and it % settle == 0:
+            visits = [*sorted((ch.visits for ch in root.children.values()), reverse=True), 0, 0]
+            if visits[0] - visits[1] > iterations - it:
+                break
         if stop is not None and it and it % batch == 0 and stop():
             break
         hands = deal(sampler, rng.random)
