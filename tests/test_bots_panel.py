@@ -197,39 +197,6 @@ def _walks_through_the_engine(k: Knowledge, legal: int, iterations: int, seed: i
     return [Root(c, n.visits, n.reward, moons.get(c, 0)) for c, n in sorted(root.children.items())]
 
 
-@pytest.mark.parametrize("compiled", [True, False])
-def test_the_walks_on_masks_match_the_rules_engine_walk(
-    compiled: bool, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    if compiled and not walks.COMPILED:
-        pytest.skip("the C extension was not built")
-    if not compiled:
-        monkeypatch.setattr(walks, "_walks", None)
-    rng = random.Random(17)
-    compared = 0
-    for _ in range(4):
-        game = Game(Rules(target=100))
-        game.start_hand(random_deal(rng))
-        step = 0
-        while game.phase in (Phase.PASSING, Phase.PLAYING):
-            seat = waiting_seat(game)
-            view = game_view(game, seat)
-            if game.phase is Phase.PLAYING:
-                k = knowledge_of(view)
-                legal = strict_legal(game, seat)
-                if legal & (legal - 1):
-                    fast = walks.walk_roots(k, legal, 40, step)
-                    assert fast == _walks_through_the_engine(k, legal, 40, step)
-                    compared += 1
-            d = decide(view, "basic", step)
-            step += 1
-            if d.kind == "pass":
-                game.pass_cards(seat, mask_of_names(d.cards))
-            else:
-                game.play(seat, parse_card(d.cards[0]))
-    assert compared > 100
-
-
 def _play_positions(seed: int, hands: int) -> list[tuple[Knowledge, int]]:
     """Positions with a choice to make, from hands of basic bots."""
     rng = random.Random(seed)
@@ -252,6 +219,21 @@ def _play_positions(seed: int, hands: int) -> list[tuple[Knowledge, int]]:
             else:
                 game.play(seat, parse_card(d.cards[0]))
     return out
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_the_walks_on_masks_match_the_rules_engine_walk(
+    compiled: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if compiled and not walks.COMPILED:
+        pytest.skip("the C extension was not built")
+    if not compiled:
+        monkeypatch.setattr(walks, "_walks", None)
+    compared = 0
+    for j, (k, legal) in enumerate(_play_positions(17, 4)):
+        assert walks.walk_roots(k, legal, 40, j) == _walks_through_the_engine(k, legal, 40, j)
+        compared += 1
+    assert compared > 100
 
 
 def test_settled_walks_play_the_card_all_the_walks_would(monkeypatch: pytest.MonkeyPatch) -> None:
