@@ -64,7 +64,7 @@ from server.rules import (
     points_in,
 )
 
-PLAYERS = ("random", "basic", "ducker", "shooter", "blocker", "ismcts", "normal", "strong")
+PLAYERS = ("random", "basic", "ducker", "shooter", "blocker", "ismcts", "normal", "strong", "flat")
 PANEL = ("random", "basic", "ducker", "shooter", "blocker", "ismcts", "normal")
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 RUN_POINTS = 16
 RUN_TRICKS = 5
 HEAVY = 16  # points in a hand without a moon that mostly come from a moon run that failed
-SEARCHERS = ("normal", "strong", "ismcts")  # the players that search (their times are kept)
+SEARCHERS = ("normal", "strong", "ismcts", "flat")  # the players that search (their times are kept)
 
 
 @dataclass

@@ -10,7 +10,7 @@ import pytest
 from server.bots import search
 from server.bots.endgame import Solver, moon_table
 from server.bots.knowledge import knowledge_of
-from server.bots.levels import BOT_LEVELS
+from server.bots.levels import FLAT_RACE
 from server.bots.outcome import scored
 from server.bots.playout import play_out
 from server.room.game_view import game_view
@@ -112,7 +112,7 @@ def test_the_endgame_search_is_deterministic_and_picks_a_legal_card(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(search, "ENDGAME_WARY_ONLY", False)
-    strong = dataclasses.replace(BOT_LEVELS["strong"], endgame=3)
+    strong = dataclasses.replace(FLAT_RACE, endgame=3)
     for seed in range(12):
         rng = random.Random(seed)
         game = Game(Rules(target=50))

@@ -9,7 +9,7 @@ import pytest
 from protocol.cards import mask_of_names, parse_card
 from server.bots import BOT_LEVELS, decide, walks, worlds
 from server.bots.knowledge import Knowledge, knowledge_of
-from server.bots.levels import LEVEL_RATINGS
+from server.bots.levels import FLAT_RACE, LEVEL_RATINGS
 from server.bots.outcome import scored
 from server.bots.playout import cards_of
 from server.bots.sparring import SPARRING, spar
@@ -88,11 +88,11 @@ def test_a_search_told_to_stop_answers_at_once_with_a_legal_card() -> None:
     assert decide(view, "strong", rng_seed=4, stop=lambda: False) == decide(view, "strong", 4)
 
 
-def test_the_strong_opponent_model_is_not_exactly_the_policy() -> None:
-    strong = BOT_LEVELS["strong"]
-    assert strong.noise > 0 or strong.surprise > 0.25
+def test_the_flat_race_opponent_model_is_not_exactly_the_policy() -> None:
+    assert FLAT_RACE.noise > 0 or FLAT_RACE.surprise > 0.25
     view = view_at(DUCK_HANDS, DUCK_PLAYS)
-    assert decide(view, "strong", rng_seed=8) == decide(view, "strong", rng_seed=8)
+    assert spar(view, "flat", 8) == spar(view, "flat", 8)
+    assert spar(view, "flat", 8).to_dict()["bot"] == "spar:flat"
 
 
 def test_every_level_has_an_anchor_rating_random_lowest_and_strong_highest() -> None:

@@ -9,7 +9,7 @@ import pytest
 from protocol.cards import mask_of_names, parse_card
 from server.bots import decide, search, worlds
 from server.bots.knowledge import Knowledge, knowledge_of
-from server.bots.levels import BOT_LEVELS
+from server.bots.levels import FLAT_RACE
 from server.room.game_view import game_view
 from server.rules import Game, Rules
 
@@ -54,7 +54,7 @@ def test_plausible_worlds_say_whether_the_policy_explains_the_play(
 def test_a_moon_line_against_players_unlike_the_policy_needs_the_wary_share(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    strong = BOT_LEVELS["strong"]
+    strong = FLAT_RACE
     positions = _moon_positions()
     shooting = [
         p for p in positions if search.search_play(p[0], p[1], strong, random.Random(2)).shooting
@@ -90,7 +90,7 @@ def test_the_exact_endgame_is_for_players_the_policy_does_not_explain(
     assert positions
     used: list[int] = []
     monkeypatch.setattr(search, "_search_endgame", lambda *a: used.append(1) or search_none())
-    strong = BOT_LEVELS["strong"]
+    strong = FLAT_RACE
     for k, legal in positions:  # the basic bots played: the policy explains them
         search.search_play(k, legal, strong, random.Random(1))
     assert not used

@@ -149,7 +149,7 @@ def _think(
 
 def decide(
     view: dict[str, Any],
-    level: str = "strong",
+    level: str | BotLevel = "strong",
     rng_seed: int | None = None,
     stop: Callable[[], bool] | None = None,
 ) -> Decision:
@@ -160,7 +160,8 @@ def decide(
     ``stop`` only ever cuts a search short on a machine too loaded to finish it in time; then,
     and only then, the decision may depend on the load.
     """
-    return _think(view, bot_level(level), rng_seed, stop).decision
+    lvl = level if isinstance(level, BotLevel) else bot_level(level)
+    return _think(view, lvl, rng_seed, stop).decision
 
 
 def hint(view: dict[str, Any], level: str = "strong", rng_seed: int | None = None) -> Hint:
