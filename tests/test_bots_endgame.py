@@ -112,7 +112,7 @@ def test_the_endgame_search_is_deterministic_and_picks_a_legal_card(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(search, "ENDGAME_WARY_ONLY", False)
-    strong = dataclasses.replace(FLAT_RACE, endgame=3)
+    flat = dataclasses.replace(FLAT_RACE, endgame=3)
     for seed in range(12):
         rng = random.Random(seed)
         game = Game(Rules(target=50))
@@ -131,11 +131,11 @@ def test_the_endgame_search_is_deterministic_and_picks_a_legal_card(
         legal = game.legal_plays(seat)
         if not legal & (legal - 1):
             continue
-        a = search.search_play(k, legal, strong, random.Random(3))
-        b = search.search_play(k, legal, strong, random.Random(3))
+        a = search.search_play(k, legal, flat, random.Random(3))
+        b = search.search_play(k, legal, flat, random.Random(3))
         assert a.options[0].card == b.options[0].card
         assert legal >> a.options[0].card & 1
-        assert all(o.worlds <= strong.endgame_worlds for o in a.options)
+        assert all(o.worlds <= flat.endgame_worlds for o in a.options)
 
 
 def _cards(mask: int) -> list[int]:

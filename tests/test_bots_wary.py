@@ -54,19 +54,19 @@ def test_plausible_worlds_say_whether_the_policy_explains_the_play(
 def test_a_moon_line_against_players_unlike_the_policy_needs_the_wary_share(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    strong = FLAT_RACE
+    flat = FLAT_RACE
     positions = _moon_positions()
     shooting = [
-        p for p in positions if search.search_play(p[0], p[1], strong, random.Random(2)).shooting
+        p for p in positions if search.search_play(p[0], p[1], flat, random.Random(2)).shooting
     ]
     assert shooting  # with every top card, the bot goes for the moon
     monkeypatch.setattr(search, "WARY_SHOOT_RATE", 1.01)
     monkeypatch.setattr(search, "WARY_COMMITTED_RATE", 1.01)
     for k, legal in shooting:  # the policy explains these players: the usual share
-        assert search.search_play(k, legal, strong, random.Random(2)).shooting
+        assert search.search_play(k, legal, flat, random.Random(2)).shooting
     monkeypatch.setattr(worlds, "surprises", lambda *_: worlds.UNLIKE_POLICY)
     for k, legal in shooting:  # it does not: no moon line makes the moon in every deal
-        assert not search.search_play(k, legal, strong, random.Random(2)).shooting
+        assert not search.search_play(k, legal, flat, random.Random(2)).shooting
 
 
 def test_the_exact_endgame_is_for_players_the_policy_does_not_explain(
@@ -90,13 +90,13 @@ def test_the_exact_endgame_is_for_players_the_policy_does_not_explain(
     assert positions
     used: list[int] = []
     monkeypatch.setattr(search, "_search_endgame", lambda *a: used.append(1) or search_none())
-    strong = FLAT_RACE
+    flat = FLAT_RACE
     for k, legal in positions:  # the basic bots played: the policy explains them
-        search.search_play(k, legal, strong, random.Random(1))
+        search.search_play(k, legal, flat, random.Random(1))
     assert not used
     monkeypatch.setattr(worlds, "surprises", lambda *_: worlds.UNLIKE_POLICY)
     for k, legal in positions:
-        search.search_play(k, legal, strong, random.Random(1))
+        search.search_play(k, legal, flat, random.Random(1))
     assert used  # (a choice among equal cards takes no search at all)
 
 

@@ -36,7 +36,7 @@ class BotLevel:
     tail: int = 0
     tail_moon_only: bool = False
     # Plays searched by information-set tree walks (``walks.py``), this many a decision, in
-    # place of the flat race; 0: the flat race. The pass is the flat race's either way.
+    # place of the flat race, and the pass chosen like basic's; 0: the flat race for both.
     walks: int = 0
 
 
