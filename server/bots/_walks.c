@@ -13,6 +13,7 @@
 #define QUEEN 36
 #define POINTS_MASK (HEARTS_MASK | ((uint64_t)1 << QUEEN))
 #define SUIT_MASK(s) (((uint64_t)0x1FFF) << (13 * (s)))
+#define MAX_REDEALS 32 /* deals drawn again for a doubted queen, at most, before one is kept */
 
 typedef struct {
     uint64_t state;
@@ -73,12 +74,25 @@ static uint64_t strict_moves(uint64_t hand, uint64_t suit, int first_trick, int 
     return (hand & ~HEARTS_MASK) ? hand & ~HEARTS_MASK : hand;
 }
 
-static int rollout_card(const int *trick, int n, uint64_t legal, Rng *r, double random_play) {
+/* The playout's card. policy 0 is the sparring partner's; policy 1 (strong's) adds three
+ * pieces of table sense every player has: no lead of the queen of spades or a spade above her
+ * while she is out, no taking a clean trick with her when another card of the suit takes it,
+ * and the ace and king of spades discarded before the hearts while she is out. ``live`` is every
+ * card still in a hand. */
+static int rollout_card(const int *trick, int n, uint64_t legal, uint64_t live, int policy, Rng *r,
+                        double random_play) {
     if (rng_float(r) < random_play) return nth_card(legal, (int)(rng_float(r) * count(legal)));
+    const uint64_t queen = (uint64_t)1 << QUEEN;
+    const int queen_out = policy && (live & queen);
     if (!n) {
         int suits[4], k = 0;
         for (int s = 0; s < 4; s++)
-            if (legal & SUIT_MASK(s)) suits[k++] = s;
+            if (legal & SUIT_MASK(s) &&
+                !(queen_out && s == 2 && low_card(legal & SUIT_MASK(2)) >= QUEEN))
+                suits[k++] = s;
+        if (!k)
+            for (int s = 0; s < 4; s++)
+                if (legal & SUIT_MASK(s)) suits[k++] = s;
         return low_card(legal & SUIT_MASK(suits[(int)(rng_float(r) * k)]));
     }
     uint64_t suit = SUIT_MASK(trick[0] / 13);
@@ -93,11 +107,17 @@ static int rollout_card(const int *trick, int n, uint64_t legal, Rng *r, double 
             int points = 0;
             for (int i = 0; i < n; i++)
                 if (trick[i] >= 36 && (trick[i] == 36 || trick[i] >= 39)) points = 1;
-            if (!points) return high_card(follow);
+            if (!points) {
+                if (policy && (follow & ~queen)) return high_card(follow & ~queen);
+                return high_card(follow);
+            }
         }
+        /* her as the lowest card that cannot duck: a higher spade takes the trick without her */
+        if (policy >= 2 && low_card(follow) == QUEEN && (follow & ~queen)) return high_card(follow);
         return low_card(follow);
     }
     if (legal >> QUEEN & 1) return QUEEN;
+    if (queen_out && (legal & (queen << 1 | queen << 2))) return high_card(legal & (queen << 1 | queen << 2));
     if (legal & HEARTS_MASK) return high_card(legal & HEARTS_MASK);
     int best = -1, rank = -1;
     for (int s = 0; s < 4; s++) {
@@ -177,17 +197,30 @@ static int points_in(uint64_t m) { return count(m & HEARTS_MASK) + ((m >> QUEEN 
 
 static PyObject *walk(PyObject *self, PyObject *args) {
     /* (sampler, start, me, legal, iterations, seed, explore, random_play, moon, stop, batch,
-     * settle) -> stats; stop (None or a callable) is asked every batch walks whether to end
-     * early; every settle walks (0: never) the walks end once the most walked card's lead is
-     * more than the walks left */
-    PyObject *sampler_t, *start_t, *moon_t, *stop;
-    int batch, settle;
+     * settle, policy, doubt) -> (stats, walks, own points); stats: a row per root card; stop (None or a callable) is asked every batch walks
+     * whether to end early; every settle walks (0: never) the walks end once the most walked
+     * card's lead is more than the walks left; policy picks the playout's (rollout_card);
+     * doubt (None or four weights, one a seat) makes a deal that gives the queen of spades to
+     * a seat that much less likely: a deal is kept with chance doubt[holder] / max(doubt) */
+    PyObject *sampler_t, *start_t, *moon_t, *stop, *doubt_t;
+    int batch, settle, policy;
     int me, iterations;
     unsigned long long legal, seed;
     double explore, random_play;
-    if (!PyArg_ParseTuple(args, "OOiKiKddOOii", &sampler_t, &start_t, &me, &legal, &iterations,
-                          &seed, &explore, &random_play, &moon_t, &stop, &batch, &settle))
+    if (!PyArg_ParseTuple(args, "OOiKiKddOOiiiO", &sampler_t, &start_t, &me, &legal, &iterations,
+                          &seed, &explore, &random_play, &moon_t, &stop, &batch, &settle, &policy,
+                          &doubt_t))
         return NULL;
+    double doubt[4] = {1.0, 1.0, 1.0, 1.0}, doubt_max = 1.0;
+    int doubting = doubt_t != Py_None;
+    if (doubting) {
+        doubt_max = 0.0;
+        for (int s = 0; s < 4; s++) {
+            doubt[s] = PyFloat_AsDouble(PyTuple_GetItem(doubt_t, s));
+            if (doubt[s] > doubt_max) doubt_max = doubt[s];
+        }
+        if (PyErr_Occurred()) return NULL;
+    }
     Sampler sp;
     memset(&sp, 0, sizeof sp);
     PyObject *base, *others, *need, *pattern;
@@ -224,6 +257,8 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     int n_nodes = 1;
     memset(&nodes[0], 0, sizeof(Node));
     int own_moons[52] = {0};
+    double own_points = 0.0; /* this seat's points summed over the walks, whoever moves first */
+    int walked = 0;
     Rng rng = {seed};
     int failed = 0;
     for (int it = 0; it < iterations; it++) {
@@ -256,6 +291,17 @@ static PyObject *walk(PyObject *self, PyObject *args) {
             failed = 1;
             break;
         }
+        for (int tries = 0; doubting && tries < MAX_REDEALS; tries++) {
+            int holder = -1;
+            for (int s = 0; s < 4; s++)
+                if (hands[s] >> QUEEN & 1) holder = s;
+            if (holder < 0 || rng_float(&rng) * doubt_max < doubt[holder]) break;
+            if (sample(&sp, hands, &rng) < 0) {
+                failed = 1;
+                break;
+            }
+        }
+        if (failed) break;
         memcpy(taken, taken0, sizeof taken);
         int trick[4], n = n0;
         memcpy(trick, trick0, sizeof(int) * 4);
@@ -269,7 +315,8 @@ static PyObject *walk(PyObject *self, PyObject *args) {
             if (seat == me && node == 0) moves &= legal;
             int card;
             if (!expanding) {
-                card = (moves & (moves - 1)) ? rollout_card(trick, n, moves, &rng, random_play)
+                card = (moves & (moves - 1)) ? rollout_card(trick, n, moves, hands[0] | hands[1] | hands[2] | hands[3], policy,
+                                                          &rng, random_play)
                                              : low_card(moves);
             } else {
                 Node *nd = &nodes[node];
@@ -332,6 +379,8 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         if (shooter >= 0)
             for (int s = 0; s < 4; s++) pts[s] = moon[shooter][s];
         if (shooter == me && root_card >= 0) own_moons[root_card]++;
+        own_points += pts[me];
+        walked++;
         for (int d = 0; d < depth; d++) {
             Node *nd = &nodes[path_node[d]];
             nd->visits += 1;
@@ -360,7 +409,9 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "no deal fits the facts");
     }
     free(nodes);
-    return out;
+    if (!out) return NULL;
+    PyObject *both = Py_BuildValue("(Nid)", out, walked, own_points);
+    return both;
 }
 
 static PyMethodDef methods[] = {

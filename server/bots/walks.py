@@ -9,6 +9,13 @@ seat's moves by searching them, so it assumes nothing about how the others play,
 make it stronger: 8,000 walks of the sparring partner's own search scored 0.71 against it, 2,000
 walks 0.83, where strong's flat race scored 0.85 on those deals.
 
+Strong's walks differ from the partner's in two things, both about the queen of spades and both
+table sense rather than a model of any player: the playout's card policy (``TABLE_SENSE``: no
+lead of her or a spade above her while she is out, no taking a clean trick with her when a lower
+card of the suit takes it, the ace and king of spades thrown before the hearts while she is out),
+and deals weighed by who holds her (``worlds.queen_doubt``: a seat that passed up a free dump of
+her is five times less likely to hold her for each time, by rejection in ``doubted_deal``).
+
 ``walk`` runs in ``_walks.c`` when that extension was built (``pip install`` compiles it; it is
 optional) and otherwise in ``_walk_python`` below: the same algorithm with the same random
 numbers (a splitmix64 stream, not ``random.Random``), so both give the same statistics, card for
@@ -30,7 +37,7 @@ from .knowledge import Knowledge
 from .outcome import scored
 from .playout import cards_of, strict_moves
 from .search import Option, SearchResult, equal_classes
-from .worlds import NoWorld, Sampler, deal, placeholder_world, sampler_of
+from .worlds import NoWorld, Sampler, deal, placeholder_world, queen_doubt, sampler_of
 
 _walks: Any
 try:
@@ -43,7 +50,18 @@ EXPLORE = 0.7  # UCB1 exploration constant, on rewards in [-1, 0] (points / 26)
 RANDOM_PLAY = 0.1  # the playout's random cards, as the sparring partner's
 BATCH = 1000  # walks between two looks at the caller's clock
 SETTLE = 250  # walks between two looks at whether the most walked card can still be caught
+MAX_REDEALS = 32  # deals drawn again for a doubted queen, at most, before one is kept
+# The playout's card policy (``rollout_card`` in ``_walks.c``): the sparring partner's, or
+# strong's, which adds the table sense about the queen of spades every player has (no lead of
+# her or a spade above her while she is out, no taking a clean trick with her when another card
+# of the suit takes it, the ace and king of spades discarded before hearts while she is out).
+SPARRING, TABLE_SENSE = 0, 1
+STRONG_POLICY = TABLE_SENSE
+STRONG_DOUBT = True  # strong weighs its deals by the queen's free dumps (``worlds.queen_doubt``)
 _MASK64 = (1 << 64) - 1
+_QUEEN_BIT = 1 << 36
+_OVER_QUEEN = (1 << 37) | (1 << 38)
+_LOW_SPADES = SUIT_MASKS[2] & (_QUEEN_BIT - 1)
 
 Start = tuple[tuple[int, ...], tuple[int, ...], int, int, int, int, int]
 
@@ -99,12 +117,16 @@ def walk_roots(
     seed: int,
     stop: Callable[[], bool] | None = None,
     settle: bool = True,
+    policy: int = SPARRING,
+    doubt: tuple[float, float, float, float] | None = None,
 ) -> list[Root]:
     """Every card of ``legal`` the walks tried, after ``iterations`` walks (fewer if ``stop``,
     asked every ``BATCH`` walks, says time is up: the tree so far answers). With ``settle``
     the walks also end once the most walked card leads the next by more than the walks left
     (looked at every ``SETTLE`` walks): the rest could not change the card played
-    (``best_root``), only the statistics of the others."""
+    (``best_root``), only the statistics of the others. ``policy`` is the playout's card
+    policy; ``doubt`` (``queen_doubt``), if given, weighs each deal by who holds the queen of
+    spades in it."""
     try:
         sampler = sampler_of(k)
     except NoWorld:
@@ -112,11 +134,30 @@ def walk_roots(
     start, moon = start_of(k), moon_table(k)
     run = _walks.walk if _walks is not None else _walk_python
     settle_every = SETTLE if settle else 0
-    rows = run(
+    rows, _, _ = run(
         sampler, start, k.seat, legal, iterations, seed, EXPLORE, RANDOM_PLAY, moon, stop, BATCH,
-        settle_every,
+        settle_every, policy, doubt,
     )  # fmt: skip
     return [Root(*r) for r in rows]
+
+
+def walk_from(
+    sampler: Sampler,
+    start: Start,
+    me: int,
+    iterations: int,
+    seed: int,
+    moon: tuple[int, ...],
+    policy: int,
+) -> float:
+    """``me``'s mean points over ``iterations`` walks from ``start``, whoever moves first there
+    (the pass's pricing, ``walk_pass.py``)."""
+    run = _walks.walk if _walks is not None else _walk_python
+    _, walked, own = run(
+        sampler, start, me, _MASK64 >> 12, iterations, seed, EXPLORE, RANDOM_PLAY, moon, None,
+        BATCH, 0, policy, None,
+    )  # fmt: skip
+    return float(own) / max(walked, 1)
 
 
 def _rank(r: Root) -> tuple[int, float, int]:
@@ -141,13 +182,34 @@ def walk_search(
         return SearchResult([Option(c, c.bit_length() - 1, 0.0, 0.0, 0.0, False, 0)], -1, False)
     of_card = {c.bit_length() - 1: c for c in classes}
     walked = sum(1 << card for card in of_card)
-    roots = sorted(walk_roots(k, walked, iterations, seed, stop), key=_rank, reverse=True)
+    doubt = queen_doubt(k) if STRONG_DOUBT else None
+    roots = sorted(
+        walk_roots(k, walked, iterations, seed, stop, True, STRONG_POLICY, doubt),
+        key=_rank, reverse=True,
+    )  # fmt: skip
     options = [
         Option(of_card[r.card], r.card, -26.0 * r.reward / r.visits, 26.0 * r.reward / r.visits,
                r.moons / r.visits, False, r.visits)
         for r in roots
     ]  # fmt: skip
     return SearchResult(options, -1, options[0].moon_rate >= 0.5)
+
+
+def doubted_deal(
+    sampler: Sampler, rand: Callable[[], float], doubt: tuple[float, float, float, float] | None
+) -> list[int]:
+    """A deal from ``sampler`` kept with chance ``doubt[holder] / max(doubt)`` for the seat
+    holding the queen of spades in it, else dealt again (``MAX_REDEALS`` times at most): deals
+    weighed by ``worlds.queen_doubt``, exactly, by rejection."""
+    hands = deal(sampler, rand)
+    if doubt is not None:
+        top = max(doubt)
+        for _ in range(MAX_REDEALS):
+            holder = next((s for s in range(4) if hands[s] & _QUEEN_BIT), -1)
+            if holder < 0 or rand() * top < doubt[holder]:
+                break
+            hands = deal(sampler, rand)
+    return hands
 
 
 class _Node:
@@ -173,12 +235,20 @@ class _Node:
         return self.mean + explore * math.sqrt(math.log(self.avail)) * self.spread
 
 
-def _rollout_card(trick: list[int], legal: int, rng: _Rng) -> int:
+def _rollout_card(
+    trick: list[int], legal: int, rng: _Rng, live: int = 0, policy: int = SPARRING
+) -> int:
+    """The playout's card (``rollout_card`` in ``_walks.c``); ``live``: the cards in hands."""
     if rng.random() < RANDOM_PLAY:
         cards = cards_of(legal)
         return cards[int(rng.random() * len(cards))]
+    queen_out = policy != SPARRING and bool(live & _QUEEN_BIT)
     if not trick:
-        suits = [s for s in range(4) if legal & SUIT_MASKS[s]]
+        suits = [
+            s for s in range(4)
+            if legal & SUIT_MASKS[s]
+            and not (queen_out and s == 2 and legal & _LOW_SPADES == 0)
+        ] or [s for s in range(4) if legal & SUIT_MASKS[s]]  # fmt: skip
         m = legal & SUIT_MASKS[suits[int(rng.random() * len(suits))]]
         return (m & -m).bit_length() - 1
     suit = SUIT_MASKS[trick[0] // 13]
@@ -189,10 +259,16 @@ def _rollout_card(trick: list[int], legal: int, rng: _Rng) -> int:
         if below:
             return below.bit_length() - 1
         if len(trick) == 3 and not any(c >= 36 and (c == 36 or c >= 39) for c in trick):
+            if policy != SPARRING and follow & ~_QUEEN_BIT:
+                return (follow & ~_QUEEN_BIT).bit_length() - 1
+            return follow.bit_length() - 1
+        if policy >= 2 and follow & -follow == _QUEEN_BIT and follow & ~_QUEEN_BIT:
             return follow.bit_length() - 1
         return (follow & -follow).bit_length() - 1
     if legal >> 36 & 1:
         return 36
+    if queen_out and legal & _OVER_QUEEN:
+        return (legal & _OVER_QUEEN).bit_length() - 1
     hearts = legal & HEARTS_MASK
     if hearts:
         return hearts.bit_length() - 1
@@ -217,13 +293,16 @@ def _walk_python(
     stop: Callable[[], bool] | None,
     batch: int,
     settle: int,
-) -> list[tuple[int, int, float, int]]:
+    policy: int,
+    doubt: tuple[float, float, float, float] | None,
+) -> tuple[list[tuple[int, int, float, int]], int, float]:
     """``_walks.walk`` in Python: the same walks, the same numbers, about 90 times slower."""
     assert random_play == RANDOM_PLAY
     taken0, trick0, leader0, turn0, broken0, first0, tricks_left0 = start
     rng = _Rng(seed)
     root = _Node()
     own_moons: dict[int, int] = {}
+    walked, own_points = 0, 0.0
     for it in range(iterations):
         if settle and it and it % settle == 0:
             visits = [*sorted((ch.visits for ch in root.children.values()), reverse=True), 0, 0]
@@ -231,7 +310,7 @@ def _walk_python(
                 break
         if stop is not None and it and it % batch == 0 and stop():
             break
-        hands = deal(sampler, rng.random)
+        hands = doubted_deal(sampler, rng.random, doubt)
         taken = list(taken0)
         trick = list(trick0)
         leader, seat = leader0, turn0
@@ -249,7 +328,8 @@ def _walk_python(
                 moves &= legal
             if not expanding:
                 if moves & (moves - 1):
-                    card = _rollout_card(trick, moves, rng)
+                    live = hands[0] | hands[1] | hands[2] | hands[3]
+                    card = _rollout_card(trick, moves, rng, live, policy)
                 else:
                     card = moves.bit_length() - 1
             else:
@@ -296,7 +376,10 @@ def _walk_python(
                 own_moons[root_card] = own_moons.get(root_card, 0) + 1
         for n, mover in path:
             n.credit(-pts[mover] / 26.0)
-    return [
+        walked += 1
+        own_points += pts[me]
+    rows = [
         (c, root.children[c].visits, root.children[c].reward, own_moons.get(c, 0))
         for c in sorted(root.children)
     ]
+    return rows, walked, own_points

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from server.rules import HEARTS_MASK, POINT_CARDS, SUIT_MASKS, trick_winner
 
-from .knowledge import FULL_DECK, Knowledge
+from .knowledge import FULL_DECK, QUEEN_BIT, Knowledge
 from .playout import cards_of, watched
 from .policy import choose
 
@@ -269,3 +269,38 @@ def plausible_worlds(
         return candidates[:n]
     weights = [surprise**c for c in counts]
     return rng.choices(candidates, weights=weights, k=n)
+
+
+QUEEN_DOUBT = 0.2  # how much less likely a seat holds the queen for each free dump it passed up
+
+
+def queen_doubt(k: Knowledge) -> tuple[float, float, float, float] | None:
+    """For each seat, how likely it is to hold the queen of spades against a uniform deal, from
+    the free dumps of her it passed up; None when nothing is known (or she is placed already).
+
+    A free dump: out of the suit led after the first trick, or a lower spade played under the
+    king or ace of spades on the trick. Nearly every player, a searching one included, drops her
+    there, so a seat that did not likely has not got her. Not while one seat has taken every
+    point so far: a moon run changes what the others want to do with her.
+    """
+    if not k.unplaced & QUEEN_BIT:
+        return None
+    doubt = [1.0, 1.0, 1.0, 1.0]
+    sequences = [(t[0], list(t[1:])) for t in k.tricks]
+    if k.trick:
+        sequences.append((k.leader, list(k.trick)))
+    taken = [0, 0, 0, 0]
+    for number, (leader, cards) in enumerate(sequences):
+        holders = [s for s in range(4) if taken[s] & POINT_CARDS]
+        if number and len(holders) != 1:
+            led = cards[0] // 13
+            for i in range(1, len(cards)):
+                seat, card = (leader + i) & 3, cards[i]
+                if seat == k.seat:
+                    continue
+                under_top_spade = led == 2 and card < 36 and bool({37, 38} & set(cards[:i]))
+                if card // 13 != led or under_top_spade:
+                    doubt[seat] *= QUEEN_DOUBT
+        if len(cards) == 4:
+            taken[trick_winner(leader, cards)] |= sum(1 << c for c in cards)
+    return None if min(doubt) == 1.0 else (doubt[0], doubt[1], doubt[2], doubt[3])

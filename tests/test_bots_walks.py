@@ -1,0 +1,131 @@
+"""Strong's walks: the table-sense playout, the queen's doubt, and the pass priced by walks."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from protocol.cards import mask_of_names, parse_card
+from server.bots import walks
+from server.bots.basic import basic_pass
+from server.bots.knowledge import knowledge_of
+from server.bots.walk_pass import candidates, walk_pass
+from server.bots.worlds import QUEEN_DOUBT, queen_doubt, sampler_of
+from server.room.game_view import game_view
+from server.rules import Game, Rules, deal_from_deck
+
+from .test_bots_crafted import game_at
+from .test_bots_panel import _play_positions
+
+# North (seat 0) with low clubs; East void in clubs from the start; South holds the queen of
+# spades and leads clubs on the second trick, then a spade that West tops with the king.
+DOUBT_HANDS = [
+    "2C 3C 4C 5C 6C 7C 8C 2D 3D 2S 3S 2H 3H",
+    "9C TC JC QC 4D 5D 6D 4S 5S 6S 4H 5H 6H",
+    "KC AC 7D 8D 9D TD 7S 8S 9S QS 7H 8H 9H",
+    "JD QD KD AD TS JS KS AS TH JH QH KH AH",
+]
+
+
+def _card(trick: str, legal: str, seed: int, policy: int, live: int = 1 << 36) -> int:
+    rng = walks._Rng(seed)
+    cards = [parse_card(n) for n in trick.split()]
+    return walks._rollout_card(cards, mask_of_names(legal.split()), rng, live, policy)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_table_sense_playout_keeps_the_queen_of_spades_out_of_its_own_tricks(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(walks, "RANDOM_PLAY", 0.0)  # the policy's own card, never a random one
+    sense, old = walks.TABLE_SENSE, walks.SPARRING
+    # Last to a clean spade trick, every spade it holds over the four: the five takes it, not her.
+    assert _card("2S 3S 4S", "5S QS", seed, sense) == parse_card("5S")
+    assert _card("2S 3S 4S", "5S QS", seed, old) == parse_card("QS")
+    # On lead with the king as its only spade while she is out: never the king.
+    assert _card("", "KS 9D", seed, sense) == parse_card("9D")
+    assert _card("", "KS", seed, sense) == parse_card("KS")  # no other card: the king
+    # Out of the suit led, she still out: the ace of spades goes before the hearts.
+    assert _card("2D", "AS KH 3C", seed, sense) == parse_card("AS")
+    assert _card("2D", "AS KH 3C", seed, sense, live=0) == parse_card("KH")  # she is gone
+    assert _card("2D", "AS KH 3C", seed, old) == parse_card("KH")
+
+
+def test_the_compiled_walks_match_the_python_walks_with_the_table_sense_and_a_doubt(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    if not walks.COMPILED:
+        pytest.skip("the C extension was not built")
+    compared = 0
+    for j, (k, legal) in enumerate(_play_positions(19, 2)):
+        doubt = queen_doubt(k) or ((1.0, QUEEN_DOUBT, 1.0, QUEEN_DOUBT**2) if j % 2 else None)
+        args = (k, legal, 200, j, None, True, walks.TABLE_SENSE, doubt)
+        compiled = walks.walk_roots(*args)
+        with monkeypatch.context() as m:
+            m.setattr(walks, "_walks", None)
+            assert walks.walk_roots(*args) == compiled
+        compared += 1
+    assert compared > 40
+
+
+def test_a_seat_that_passed_up_a_free_dump_of_the_queen_is_doubted() -> None:
+    game = game_at(DOUBT_HANDS, "2C 9C AC JD")  # East's discard on the first trick: no points
+    assert queen_doubt(knowledge_of(game_view(game, 0))) is None  # allowed there: no evidence
+    for name in ["KC", "AD", "3C", "TC"]:  # East discards the ace of diamonds on the second trick
+        game.play(game.hand.turn, parse_card(name))  # type: ignore[union-attr]
+    assert queen_doubt(knowledge_of(game_view(game, 0))) == (1.0, 1.0, 1.0, QUEEN_DOUBT)
+    for name in ["7S", "KS", "2S", "4S"]:  # West plays the four of spades under East's king
+        game.play(game.hand.turn, parse_card(name))  # type: ignore[union-attr]
+    k = knowledge_of(game_view(game, 0))
+    assert queen_doubt(k) == (1.0, QUEEN_DOUBT, 1.0, QUEEN_DOUBT)
+    assert queen_doubt(knowledge_of(game_view(game, 2))) is None  # South holds her
+
+    # The deals follow the doubt: East and West hold her far less often than a uniform deal has it.
+    sampler = sampler_of(k)
+    rng = random.Random(5)
+    held = [0, 0, 0, 0]
+    for _ in range(3000):
+        hands = walks.doubted_deal(sampler, rng.random, queen_doubt(k))
+        held[next(s for s in range(4) if hands[s] >> 36 & 1)] += 1
+    # East is void in clubs and West holds fewer unknown cards, so compare with the uniform deal.
+    uniform = [0, 0, 0, 0]
+    for _ in range(3000):
+        hands = walks.doubted_deal(sampler, rng.random, None)
+        uniform[next(s for s in range(4) if hands[s] >> 36 & 1)] += 1
+    for seat in (1, 3):
+        assert held[seat] < 0.45 * uniform[seat]
+    assert held[2] > uniform[2] + 500
+
+
+def _opening_view(deck_seed: int) -> dict[str, object]:
+    deck = list(range(52))
+    random.Random(deck_seed).shuffle(deck)
+    game = Game(Rules(target=100))
+    game.start_hand(deal_from_deck(deck))  # hand 1: pass left
+    return game_view(game, 0)
+
+
+def test_the_walked_pass_prices_every_candidate_and_is_the_same_for_a_seed() -> None:
+    k = knowledge_of(_opening_view(4))
+    prices = walk_pass(k, 60, 9)
+    assert sorted(p.cards for p in prices) == sorted(candidates(k.hand))
+    assert len(prices) == 20 and basic_pass(k.hand) in {p.cards for p in prices}
+    assert all(p.cards.bit_count() == 3 and not p.cards & ~k.hand for p in prices)
+    assert [p.points for p in prices] == sorted(p.points for p in prices)
+    assert prices == walk_pass(k, 60, 9)
+    cut = walk_pass(k, 60, 9, stop=lambda: True)  # time up at once: one draw priced
+    assert {p.draws for p in cut} == {1} and {p.draws for p in prices} == {8}
+
+
+def test_the_walked_pass_sends_an_unguarded_queen_of_spades_away() -> None:
+    names = "QS AS 2C 3C 4C 5C 2D 3D 4D 5D 2H 3H 4H"
+    hand = mask_of_names(names.split())
+    deck = [c for c in range(52) if not hand >> c & 1]
+    random.Random(2).shuffle(deck)
+    deal = [hand, *(sum(1 << c for c in deck[13 * i : 13 * i + 13]) for i in range(3))]
+    game = Game(Rules(target=100))
+    game.start_hand(deal)
+    k = knowledge_of(game_view(game, 0))
+    best = walk_pass(k, 400 if walks.COMPILED else 40, 3)[0]
+    assert best.cards >> 36 & 1  # the queen goes
