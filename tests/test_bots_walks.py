@@ -1,4 +1,4 @@
-"""Strong's walks: the table-sense playout, the queen's doubt, and the pass priced by walks."""
+"""Strong's walks: the table-sense playout and the queen's doubt."""
 
 from __future__ import annotations
 
@@ -8,12 +8,9 @@ import pytest
 
 from protocol.cards import mask_of_names, parse_card
 from server.bots import walks
-from server.bots.basic import basic_pass
 from server.bots.knowledge import knowledge_of
-from server.bots.walk_pass import candidates, walk_pass
 from server.bots.worlds import QUEEN_DOUBT, queen_doubt, sampler_of
 from server.room.game_view import game_view
-from server.rules import Game, Rules, deal_from_deck
 
 from .test_bots_crafted import game_at
 from .test_bots_panel import _play_positions
@@ -96,36 +93,3 @@ def test_a_seat_that_passed_up_a_free_dump_of_the_queen_is_doubted() -> None:
     for seat in (1, 3):
         assert held[seat] < 0.45 * uniform[seat]
     assert held[2] > uniform[2] + 500
-
-
-def _opening_view(deck_seed: int) -> dict[str, object]:
-    deck = list(range(52))
-    random.Random(deck_seed).shuffle(deck)
-    game = Game(Rules(target=100))
-    game.start_hand(deal_from_deck(deck))  # hand 1: pass left
-    return game_view(game, 0)
-
-
-def test_the_walked_pass_prices_every_candidate_and_is_the_same_for_a_seed() -> None:
-    k = knowledge_of(_opening_view(4))
-    prices = walk_pass(k, 60, 9)
-    assert sorted(p.cards for p in prices) == sorted(candidates(k.hand))
-    assert len(prices) == 20 and basic_pass(k.hand) in {p.cards for p in prices}
-    assert all(p.cards.bit_count() == 3 and not p.cards & ~k.hand for p in prices)
-    assert [p.points for p in prices] == sorted(p.points for p in prices)
-    assert prices == walk_pass(k, 60, 9)
-    cut = walk_pass(k, 60, 9, stop=lambda: True)  # time up at once: one draw priced
-    assert {p.draws for p in cut} == {1} and {p.draws for p in prices} == {8}
-
-
-def test_the_walked_pass_sends_an_unguarded_queen_of_spades_away() -> None:
-    names = "QS AS 2C 3C 4C 5C 2D 3D 4D 5D 2H 3H 4H"
-    hand = mask_of_names(names.split())
-    deck = [c for c in range(52) if not hand >> c & 1]
-    random.Random(2).shuffle(deck)
-    deal = [hand, *(sum(1 << c for c in deck[13 * i : 13 * i + 13]) for i in range(3))]
-    game = Game(Rules(target=100))
-    game.start_hand(deal)
-    k = knowledge_of(game_view(game, 0))
-    best = walk_pass(k, 400 if walks.COMPILED else 40, 3)[0]
-    assert best.cards >> 36 & 1  # the queen goes

@@ -112,12 +112,11 @@ static int rollout_card(const int *trick, int n, uint64_t legal, uint64_t live, 
                 return high_card(follow);
             }
         }
-        /* her as the lowest card that cannot duck: a higher spade takes the trick without her */
-        if (policy >= 2 && low_card(follow) == QUEEN && (follow & ~queen)) return high_card(follow);
         return low_card(follow);
     }
     if (legal >> QUEEN & 1) return QUEEN;
-    if (queen_out && (legal & (queen << 1 | queen << 2))) return high_card(legal & (queen << 1 | queen << 2));
+    const uint64_t over_queen = queen << 1 | queen << 2; /* the king and ace of spades */
+    if (queen_out && (legal & over_queen)) return high_card(legal & over_queen);
     if (legal & HEARTS_MASK) return high_card(legal & HEARTS_MASK);
     int best = -1, rank = -1;
     for (int s = 0; s < 4; s++) {
@@ -197,11 +196,12 @@ static int points_in(uint64_t m) { return count(m & HEARTS_MASK) + ((m >> QUEEN 
 
 static PyObject *walk(PyObject *self, PyObject *args) {
     /* (sampler, start, me, legal, iterations, seed, explore, random_play, moon, stop, batch,
-     * settle, policy, doubt) -> (stats, walks, own points); stats: a row per root card; stop (None or a callable) is asked every batch walks
-     * whether to end early; every settle walks (0: never) the walks end once the most walked
-     * card's lead is more than the walks left; policy picks the playout's (rollout_card);
-     * doubt (None or four weights, one a seat) makes a deal that gives the queen of spades to
-     * a seat that much less likely: a deal is kept with chance doubt[holder] / max(doubt) */
+     * settle, policy, doubt) -> stats, a row per root card; stop (None or a callable) is asked
+     * every batch walks whether to end early; every settle walks (0: never) the walks end once
+     * the most walked card's lead is more than the walks left; policy picks the playout's card
+     * policy (rollout_card); doubt (None or four weights, one a seat) makes a deal that gives
+     * the queen of spades to a seat that much less likely: a deal is kept with chance
+     * doubt[holder] / max(doubt), else dealt again (MAX_REDEALS times at most) */
     PyObject *sampler_t, *start_t, *moon_t, *stop, *doubt_t;
     int batch, settle, policy;
     int me, iterations;
@@ -257,8 +257,6 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     int n_nodes = 1;
     memset(&nodes[0], 0, sizeof(Node));
     int own_moons[52] = {0};
-    double own_points = 0.0; /* this seat's points summed over the walks, whoever moves first */
-    int walked = 0;
     Rng rng = {seed};
     int failed = 0;
     for (int it = 0; it < iterations; it++) {
@@ -315,9 +313,10 @@ static PyObject *walk(PyObject *self, PyObject *args) {
             if (seat == me && node == 0) moves &= legal;
             int card;
             if (!expanding) {
-                card = (moves & (moves - 1)) ? rollout_card(trick, n, moves, hands[0] | hands[1] | hands[2] | hands[3], policy,
-                                                          &rng, random_play)
-                                             : low_card(moves);
+                uint64_t live = hands[0] | hands[1] | hands[2] | hands[3];
+                card = (moves & (moves - 1))
+                           ? rollout_card(trick, n, moves, live, policy, &rng, random_play)
+                           : low_card(moves);
             } else {
                 Node *nd = &nodes[node];
                 uint64_t untried = moves & ~nd->kids;
@@ -379,8 +378,6 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         if (shooter >= 0)
             for (int s = 0; s < 4; s++) pts[s] = moon[shooter][s];
         if (shooter == me && root_card >= 0) own_moons[root_card]++;
-        own_points += pts[me];
-        walked++;
         for (int d = 0; d < depth; d++) {
             Node *nd = &nodes[path_node[d]];
             nd->visits += 1;
@@ -409,9 +406,7 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "no deal fits the facts");
     }
     free(nodes);
-    if (!out) return NULL;
-    PyObject *both = Py_BuildValue("(Nid)", out, walked, own_points);
-    return both;
+    return out;
 }
 
 static PyMethodDef methods[] = {

@@ -28,7 +28,6 @@ from .knowledge import Knowledge, knowledge_of
 from .levels import BOT_LEVELS, BotLevel, bot_level
 from .outcome import choose_moon
 from .search import SearchResult, search_pass, search_play
-from .walk_pass import walked_pass
 from .walks import walk_search
 from .worlds import placeholder_world
 
@@ -126,8 +125,6 @@ def _think(
         if level.search and not level.walks:
             result = search_pass(k, level, rng, stop)
             cards = result.options[0].cards
-        elif level.pass_walks:
-            result, cards = None, walked_pass(k, level.pass_walks, rng.getrandbits(64), stop)
         else:
             result, cards = None, basic_pass(k.hand)
         return _Thought(Decision("pass", tuple(names_of(cards)), bot=level.id), k, search=result)

@@ -36,20 +36,15 @@ class BotLevel:
     tail: int = 0
     tail_moon_only: bool = False
     # Plays searched by information-set tree walks (``walks.py``), this many a decision, in
-    # place of the flat race; 0: the flat race for both.
+    # place of the flat race, and the pass chosen like basic's; 0: the flat race for both.
     walks: int = 0
-    # With ``walks``: the pass priced by tree walks over the hand each candidate leaves
-    # (``walk_pass.py``), this many walks per candidate and draw; 0: passed like basic.
-    pass_walks: int = 0
 
 
 BOT_LEVELS: dict[str, BotLevel] = {
     "basic": BotLevel("basic", "bot:basic", "Basic Bot", False, 0, 0, 0, 0, 0, 1),
     "normal": BotLevel("normal", "bot:normal", "Normal Bot", True, 3000, 16, 32, 24, 4000, 2),
     # strong plays by tree walks (``walks``) and passes like basic: no flat-race budget.
-    "strong": BotLevel(
-        "strong", "bot:strong", "Strong Bot", True, 0, 0, 0, 0, 0, 1, walks=60000, pass_walks=0
-    ),
+    "strong": BotLevel("strong", "bot:strong", "Strong Bot", True, 0, 0, 0, 0, 0, 1, walks=60000),
 }
 # The flat race as strong played it until round 12 (docs/bots.md): the opponent model's noise
 # and surprise, the exact endgame, the searched pass. Not a level a table can seat: the

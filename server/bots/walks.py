@@ -134,30 +134,11 @@ def walk_roots(
     start, moon = start_of(k), moon_table(k)
     run = _walks.walk if _walks is not None else _walk_python
     settle_every = SETTLE if settle else 0
-    rows, _, _ = run(
+    rows = run(
         sampler, start, k.seat, legal, iterations, seed, EXPLORE, RANDOM_PLAY, moon, stop, BATCH,
         settle_every, policy, doubt,
     )  # fmt: skip
     return [Root(*r) for r in rows]
-
-
-def walk_from(
-    sampler: Sampler,
-    start: Start,
-    me: int,
-    iterations: int,
-    seed: int,
-    moon: tuple[int, ...],
-    policy: int,
-) -> float:
-    """``me``'s mean points over ``iterations`` walks from ``start``, whoever moves first there
-    (the pass's pricing, ``walk_pass.py``)."""
-    run = _walks.walk if _walks is not None else _walk_python
-    _, walked, own = run(
-        sampler, start, me, _MASK64 >> 12, iterations, seed, EXPLORE, RANDOM_PLAY, moon, None,
-        BATCH, 0, policy, None,
-    )  # fmt: skip
-    return float(own) / max(walked, 1)
 
 
 def _rank(r: Root) -> tuple[int, float, int]:
@@ -262,8 +243,6 @@ def _rollout_card(
             if policy != SPARRING and follow & ~_QUEEN_BIT:
                 return (follow & ~_QUEEN_BIT).bit_length() - 1
             return follow.bit_length() - 1
-        if policy >= 2 and follow & -follow == _QUEEN_BIT and follow & ~_QUEEN_BIT:
-            return follow.bit_length() - 1
         return (follow & -follow).bit_length() - 1
     if legal >> 36 & 1:
         return 36
@@ -295,14 +274,13 @@ def _walk_python(
     settle: int,
     policy: int,
     doubt: tuple[float, float, float, float] | None,
-) -> tuple[list[tuple[int, int, float, int]], int, float]:
+) -> list[tuple[int, int, float, int]]:
     """``_walks.walk`` in Python: the same walks, the same numbers, about 90 times slower."""
     assert random_play == RANDOM_PLAY
     taken0, trick0, leader0, turn0, broken0, first0, tricks_left0 = start
     rng = _Rng(seed)
     root = _Node()
     own_moons: dict[int, int] = {}
-    walked, own_points = 0, 0.0
     for it in range(iterations):
         if settle and it and it % settle == 0:
             visits = [*sorted((ch.visits for ch in root.children.values()), reverse=True), 0, 0]
@@ -376,10 +354,7 @@ def _walk_python(
                 own_moons[root_card] = own_moons.get(root_card, 0) + 1
         for n, mover in path:
             n.credit(-pts[mover] / 26.0)
-        walked += 1
-        own_points += pts[me]
-    rows = [
+    return [
         (c, root.children[c].visits, root.children[c].reward, own_moons.get(c, 0))
         for c in sorted(root.children)
     ]
-    return rows, walked, own_points
