@@ -313,7 +313,7 @@ static PyObject *walk(PyObject *self, PyObject *args) {
             if (seat == me && node == 0) moves &= legal;
             int card;
             if (!expanding) {
-                uint64_t live = hands[0] | hands[1] | hands[2] | hands[3];
+                uint64_t live = policy ? hands[0] | hands[1] | hands[2] | hands[3] : 0;
                 card = (moves & (moves - 1))
                            ? rollout_card(trick, n, moves, live, policy, &rng, random_play)
                            : low_card(moves);

@@ -33,7 +33,7 @@ from typing import Any
 
 from server.rules import HEARTS_MASK, SUIT_MASKS, Hand, points_in, trick_winner
 
-from .knowledge import Knowledge
+from .knowledge import QUEEN_BIT, Knowledge
 from .outcome import scored
 from .playout import cards_of, strict_moves
 from .search import Option, SearchResult, equal_classes
@@ -59,9 +59,8 @@ SPARRING, TABLE_SENSE = 0, 1
 STRONG_POLICY = TABLE_SENSE
 STRONG_DOUBT = True  # strong weighs its deals by the queen's free dumps (``worlds.queen_doubt``)
 _MASK64 = (1 << 64) - 1
-_QUEEN_BIT = 1 << 36
 _OVER_QUEEN = (1 << 37) | (1 << 38)
-_LOW_SPADES = SUIT_MASKS[2] & (_QUEEN_BIT - 1)
+_LOW_SPADES = SUIT_MASKS[2] & (QUEEN_BIT - 1)
 
 Start = tuple[tuple[int, ...], tuple[int, ...], int, int, int, int, int]
 
@@ -186,7 +185,7 @@ def doubted_deal(
     if doubt is not None:
         top = max(doubt)
         for _ in range(MAX_REDEALS):
-            holder = next((s for s in range(4) if hands[s] & _QUEEN_BIT), -1)
+            holder = next((s for s in range(4) if hands[s] & QUEEN_BIT), -1)
             if holder < 0 or rand() * top < doubt[holder]:
                 break
             hands = deal(sampler, rand)
@@ -223,7 +222,7 @@ def _rollout_card(
     if rng.random() < RANDOM_PLAY:
         cards = cards_of(legal)
         return cards[int(rng.random() * len(cards))]
-    queen_out = policy != SPARRING and bool(live & _QUEEN_BIT)
+    queen_out = policy != SPARRING and bool(live & QUEEN_BIT)
     if not trick:
         suits = [
             s for s in range(4)
@@ -240,8 +239,8 @@ def _rollout_card(
         if below:
             return below.bit_length() - 1
         if len(trick) == 3 and not any(c >= 36 and (c == 36 or c >= 39) for c in trick):
-            if policy != SPARRING and follow & ~_QUEEN_BIT:
-                return (follow & ~_QUEEN_BIT).bit_length() - 1
+            if policy != SPARRING and follow & ~QUEEN_BIT:
+                return (follow & ~QUEEN_BIT).bit_length() - 1
             return follow.bit_length() - 1
         return (follow & -follow).bit_length() - 1
     if legal >> 36 & 1:
@@ -306,7 +305,7 @@ def _walk_python(
                 moves &= legal
             if not expanding:
                 if moves & (moves - 1):
-                    live = hands[0] | hands[1] | hands[2] | hands[3]
+                    live = hands[0] | hands[1] | hands[2] | hands[3] if policy != SPARRING else 0
                     card = _rollout_card(trick, moves, rng, live, policy)
                 else:
                     card = moves.bit_length() - 1
