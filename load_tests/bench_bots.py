@@ -92,6 +92,8 @@ class SegmentResult:
     # Hands that cannot end the game (every score + 26 short of the target), where the bots
     # play for the hand's points alone: (tested points, field mean) per hand.
     open_hands: list[tuple[int, float]] = field(default_factory=list)
+    # Every hand by its pass direction (PassDirection's value): (tested points, field mean).
+    directed: list[tuple[int, int, float]] = field(default_factory=list)
     decision_s: list[float] = field(default_factory=list)  # wall clock, every decision
     searched_s: list[float] = field(default_factory=list)  # wall clock, searched decisions
     decision_cpu_s: list[float] = field(default_factory=list)  # this thread's CPU time
@@ -184,6 +186,7 @@ def run_segment(task: tuple[str, str, int, int, int, int, int]) -> SegmentResult
         out.field_points.append(sum(points[s] for s in range(4) if s != rotation) / 3)
         if not can_end:
             out.open_hands.append((out.tested_points[-1], out.field_points[-1]))
+        out.directed.append((int(hand.direction), out.tested_points[-1], out.field_points[-1]))
         shooter = hand.shooter()
         if shooter is None:
             queen = next(s for s in range(4) if hand.taken[s] >> 36 & 1)
@@ -248,6 +251,7 @@ def compare(
     searched: list[float] = []
     cpu: list[float] = []
     open_hands: list[tuple[int, float]] = []
+    directed: list[tuple[int, int, float]] = []
     totals = dict.fromkeys(
         (
             "moons_tested", "moons_field", "threats", "stopped", "queens_tested", "queens_field",
@@ -264,6 +268,7 @@ def compare(
         searched.extend(r.searched_s)
         cpu.extend(r.decision_cpu_s)
         open_hands.extend(r.open_hands)
+        directed.extend(r.directed)
         for key in totals:
             totals[key] += getattr(r, key)
     tm, tse = mean_se(per_deal_tested)
@@ -285,6 +290,11 @@ def compare(
         wall,
     )  # fmt: skip
     out.per_deal_tested, out.per_deal_field = per_deal_tested, per_deal_field
+    for d in PassDirection:  # hands, not deals, as for the open hands
+        tested_pts = [float(t) for k, t, _ in directed if k == d]
+        field_pts = [f for k, _, f in directed if k == d]
+        ratio_d, se_d = ratio_and_se(tested_pts, field_pts)
+        out.by_direction[d.name.lower()] = (len(tested_pts), ratio_d, se_d)
     return out
 
 

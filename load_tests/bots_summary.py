@@ -53,6 +53,8 @@ class Summary:
     # Per deal (the mean of its four rotations), in deal order: for a paired comparison.
     per_deal_tested: list[float] = field(default_factory=list)
     per_deal_field: list[float] = field(default_factory=list)
+    # The ratio by the hand's pass direction: (hands, ratio, SE); is the gap in the pass?
+    by_direction: dict[str, tuple[int, float, float]] = field(default_factory=dict)
 
 
 def mean_se(values: list[float]) -> tuple[float, float]:
@@ -115,6 +117,8 @@ def report(s: Summary) -> list[str]:
         f"(fair share 0.25)",
         f"ratio in the {s.open_hands} hands that could not end the game (points alone at stake; "
         f"hands, not deals): {s.open_ratio:.3f} ± {s.open_ratio_se:.3f}",
+        "ratio by the hand's pass (hands, not deals): "
+        + ", ".join(f"{d} {r:.3f} ± {se:.3f} [{n}]" for d, (n, r, se) in s.by_direction.items()),
         f"moons shot: {s.tested} {s.moons_tested}, field {s.moons_field} (in {hands} hands)",
         f"moons stopped by {s.tested}: {s.stopped} of {s.threats} field runs (a field seat "
         f"with every point so far, >= {RUN_POINTS}, after trick {RUN_TRICKS}; stopped: "

@@ -122,6 +122,9 @@ def test_the_benchmark_counts_only_deals_every_rotation_finished() -> None:
 
     s = compare("basic", "ducker", 4, 2, 50, 2, 1, lambda _: None)
     assert s.deals == 4 and s.ratio > 0 and s.ratio_se >= 0
+    # every hand once by its pass direction: segments of two hands, each a game's first two
+    hands = {d: n for d, (n, _, _) in s.by_direction.items()}
+    assert hands == {"none": 0, "left": 8, "across": 0, "right": 8}
     lines = cross_table([s])
     assert "basic" in lines[2] and "[4]" in lines[2]
     r, se = ratio_and_se([1.0, 3.0], [2.0, 2.0])
