@@ -15,25 +15,30 @@ import random
 
 from server.bots.basic import basic_pass
 from server.bots.knowledge import QUEEN_BIT
+from server.rules import Hand, PassDirection
 
-DIRECTIONS = {"left": 1, "across": 2, "right": 3}
+DIRECTIONS = (PassDirection.LEFT, PassDirection.ACROSS, PassDirection.RIGHT)
 
 
-def passer_holds_queen(offset: int, deals: int, rng: random.Random) -> tuple[float, int]:
+def passer_holds_queen(
+    direction: PassDirection, deals: int, rng: random.Random
+) -> tuple[float, int]:
     """The share of the counted deals where the passer to seat 0 holds the queen after the
-    pass, and how many deals counted."""
-    passer = (0 - offset) & 3
+    pass, and how many deals counted. The rules engine makes the exchange."""
+    passer = (0 - direction) & 3
     held = counted = 0
     for _ in range(deals):
         deck = list(range(52))
         rng.shuffle(deck)
-        hands = [sum(1 << c for c in deck[13 * s : 13 * s + 13]) for s in range(4)]
-        passes = [basic_pass(h) for h in hands]
-        after = [hands[s] & ~passes[s] | passes[(s - offset) & 3] for s in range(4)]
-        if after[0] & QUEEN_BIT or passes[passer] & QUEEN_BIT:
+        hand = Hand.deal(
+            [sum(1 << c for c in deck[13 * s : 13 * s + 13]) for s in range(4)], direction
+        )
+        for s in range(4):
+            hand.choose_pass(s, basic_pass(hand.hands[s]))
+        if hand.hands[0] & QUEEN_BIT or hand.received(0) & QUEEN_BIT:
             continue
         counted += 1
-        held += bool(after[passer] & QUEEN_BIT)
+        held += bool(hand.hands[passer] & QUEEN_BIT)
     return held / counted, counted
 
 
@@ -44,8 +49,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
     worst = 0.0
-    for name, offset in DIRECTIONS.items():
-        share, counted = passer_holds_queen(offset, args.deals, rng)
+    for direction in DIRECTIONS:
+        share, counted = passer_holds_queen(direction, args.deals, rng)
+        name = direction.name.lower()
         print(f"passing {name}: the passer holds her in {share:.3f} of {counted} deals")
         worst = max(worst, abs(share - 1 / 3))
     print(f"pass_queen_signal: {worst:.3f}")  # the largest distance from a third
