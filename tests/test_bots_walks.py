@@ -49,15 +49,39 @@ def test_the_table_sense_playout_keeps_the_queen_of_spades_out_of_its_own_tricks
     assert _card("2D", "AS KH 3C", seed, old) == parse_card("KH")
 
 
-def test_the_compiled_walks_match_the_python_walks_with_the_table_sense_and_a_doubt(
+def test_the_safe_lead_plays_the_low_card_nobody_can_duck_under(
     monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(walks, "RANDOM_PLAY", 0.0)
+    names = "2D 9C 5S"
+    others = mask_of_names(["3C", "4C", "8C", "TC", "3D", "6S", "7S", "QS"])
+    live = mask_of_names(names.split()) | others
+    seen: set[int] = set()
+    for seed in range(40):
+        card = _card("", names, seed, walks.SAFE_LEAD, live)
+        # Three clubs lie under the nine (it may win the trick); under the two of diamonds and
+        # the five of spades, none: one of those, the seed picks which.
+        assert card in (parse_card("2D"), parse_card("5S"))
+        seen.add(card)
+    assert len(seen) == 2
+    # A suit the others are out of is not led (it would win the trick): the three of clubs.
+    live = mask_of_names(["2D", "3C", "4C", "9C"])
+    assert _card("", "2D 3C", 3, walks.SAFE_LEAD, live) == parse_card("3C")
+    # Nothing of the others' left in any suit it holds: the lead of a random suit, as before.
+    assert _card("", "2D", 1, walks.SAFE_LEAD, mask_of_names(["2D"])) == parse_card("2D")
+
+
+@pytest.mark.parametrize("policy", [walks.TABLE_SENSE, walks.SAFE_LEAD])
+def test_the_compiled_walks_match_the_python_walks_with_the_table_sense_and_a_doubt(
+    policy: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if not walks.COMPILED:
         pytest.skip("the C extension was not built")
     compared = 0
     for j, (k, legal) in enumerate(_play_positions(19, 2)):
         doubt = queen_doubt(k) or ((1.0, QUEEN_DOUBT, 1.0, QUEEN_DOUBT**2) if j % 2 else None)
-        args = (k, legal, 200, j, None, True, walks.TABLE_SENSE, doubt)
+        field_moon = walks.STRONG_FIELD_MOON if j % 3 else 0.0
+        args = (k, legal, 200, j, None, True, policy, doubt, field_moon)
         compiled = walks.walk_roots(*args)
         with monkeypatch.context() as m:
             m.setattr(walks, "_walks", None)

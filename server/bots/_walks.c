@@ -74,16 +74,33 @@ static uint64_t strict_moves(uint64_t hand, uint64_t suit, int first_trick, int 
     return (hand & ~HEARTS_MASK) ? hand & ~HEARTS_MASK : hand;
 }
 
-/* The playout's card. policy 0 is the sparring partner's; policy 1 (strong's) adds three
- * pieces of table sense every player has: no lead of the queen of spades or a spade above her
- * while she is out, no taking a clean trick with her when another card of the suit takes it,
- * and the ace and king of spades discarded before the hearts while she is out. ``live`` is every
- * card still in a hand. */
+/* The playout's card. policy 0 is the sparring partner's; policy 1 adds three pieces of table
+ * sense every player has: no lead of the queen of spades or a spade above her while she is out,
+ * no taking a clean trick with her when another card of the suit takes it, and the ace and king
+ * of spades discarded before the hearts while she is out; policy 2 (strong's) also leads its
+ * safest card: the lowest of a suit in which the fewest of the others' cards lie below it (a
+ * lead nobody can duck under loses the trick), not the lowest of a random suit. ``live`` is
+ * every card still in a hand. */
 static int rollout_card(const int *trick, int n, uint64_t legal, uint64_t live, int policy, Rng *r,
                         double random_play) {
     if (rng_float(r) < random_play) return nth_card(legal, (int)(rng_float(r) * count(legal)));
     const uint64_t queen = (uint64_t)1 << QUEEN;
     const int queen_out = policy && (live & queen);
+    if (!n && policy == 2) {
+        /* on lead the legal cards are the whole hand but for hearts unbroken (not led then) */
+        int fewest = 99, cands[4], k = 0;
+        for (int s = 0; s < 4; s++) {
+            uint64_t m = legal & SUIT_MASK(s), theirs = live & ~legal & SUIT_MASK(s);
+            if (!m || !theirs || (queen_out && s == 2 && low_card(m) >= QUEEN)) continue;
+            int low = low_card(m), below = count(theirs & (((uint64_t)1 << low) - 1));
+            if (below < fewest) {
+                fewest = below;
+                k = 0;
+            }
+            if (below == fewest) cands[k++] = low;
+        }
+        if (k) return cands[(int)(rng_float(r) * k)];
+    }
     if (!n) {
         int suits[4], k = 0;
         for (int s = 0; s < 4; s++)
@@ -196,20 +213,22 @@ static int points_in(uint64_t m) { return count(m & HEARTS_MASK) + ((m >> QUEEN 
 
 static PyObject *walk(PyObject *self, PyObject *args) {
     /* (sampler, start, me, legal, iterations, seed, explore, random_play, moon, stop, batch,
-     * settle, policy, doubt) -> stats, a row per root card; stop (None or a callable) is asked
+     * settle, policy, doubt, field_moon) -> stats, a row per root card; stop (None or a callable) is asked
      * every batch walks whether to end early; every settle walks (0: never) the walks end once
      * the most walked card's lead is more than the walks left; policy picks the playout's card
      * policy (rollout_card); doubt (None or four weights, one a seat) makes a deal that gives
      * the queen of spades to a seat that much less likely: a deal is kept with chance
-     * doubt[holder] / max(doubt), else dealt again (MAX_REDEALS times at most) */
+     * doubt[holder] / max(doubt), else dealt again (MAX_REDEALS times at most); field_moon
+     * (0: none) prices another seat's moon for me relative to the field: my points less
+     * field_moon times how far the others' mean is above what it would be without a moon */
     PyObject *sampler_t, *start_t, *moon_t, *stop, *doubt_t;
     int batch, settle, policy;
     int me, iterations;
     unsigned long long legal, seed;
-    double explore, random_play;
-    if (!PyArg_ParseTuple(args, "OOiKiKddOOiiiO", &sampler_t, &start_t, &me, &legal, &iterations,
+    double explore, random_play, field_moon;
+    if (!PyArg_ParseTuple(args, "OOiKiKddOOiiiOd", &sampler_t, &start_t, &me, &legal, &iterations,
                           &seed, &explore, &random_play, &moon_t, &stop, &batch, &settle, &policy,
-                          &doubt_t))
+                          &doubt_t, &field_moon))
         return NULL;
     double doubt[4] = {1.0, 1.0, 1.0, 1.0}, doubt_max = 1.0;
     int doubting = doubt_t != Py_None;
@@ -256,7 +275,7 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     }
     int n_nodes = 1;
     memset(&nodes[0], 0, sizeof(Node));
-    int own_moons[52] = {0};
+    int own_moons[52] = {0}, own_points[52] = {0};
     Rng rng = {seed};
     int failed = 0;
     for (int it = 0; it < iterations; it++) {
@@ -378,10 +397,18 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         if (shooter >= 0)
             for (int s = 0; s < 4; s++) pts[s] = moon[shooter][s];
         if (shooter == me && root_card >= 0) own_moons[root_card]++;
+        if (root_card >= 0) own_points[root_card] += pts[me];
+        double mine = -pts[me] / 26.0;
+        if (field_moon != 0.0 && shooter >= 0 && shooter != me) {
+            double others = 0.0;
+            for (int s = 0; s < 4; s++)
+                if (s != me) others += pts[s] / 3.0;
+            mine = -(pts[me] - field_moon * (others - (26 - pts[me]) / 3.0)) / 26.0;
+        }
         for (int d = 0; d < depth; d++) {
             Node *nd = &nodes[path_node[d]];
             nd->visits += 1;
-            nd->reward -= pts[path_seat[d]] / 26.0;
+            nd->reward += path_seat[d] == me ? mine : -pts[path_seat[d]] / 26.0;
             nd->mean = nd->reward / nd->visits;
             nd->spread = 1.0 / sqrt((double)nd->visits);
         }
@@ -394,7 +421,8 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         for (uint64_t m = nodes[0].kids; out && m; m &= m - 1) {
             int c = low_card(m);
             Node *ch = &nodes[of_card[c]];
-            PyObject *row = Py_BuildValue("(iidi)", c, ch->visits, ch->reward, own_moons[c]);
+            PyObject *row =
+                Py_BuildValue("(iidii)", c, ch->visits, ch->reward, own_moons[c], own_points[c]);
             if (!row || PyList_Append(out, row) < 0) {
                 Py_XDECREF(row);
                 Py_CLEAR(out);
