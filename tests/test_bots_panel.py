@@ -147,13 +147,9 @@ def test_when_no_deal_explains_the_play_as_the_policy_would_the_deals_are_drawn_
     assert worlds.plausible_worlds(k, random.Random(6), 4, pool=3, surprise=0.01).count(first) >= 3
 
 
-def _walks_through_the_engine(
-    k: Knowledge, legal: int, iterations: int, seed: int, field_moon: float = 0.0
-) -> list[Root]:
+def _walks_through_the_engine(k: Knowledge, legal: int, iterations: int, seed: int) -> list[Root]:
     """The tree walks as first written: every walk a ``Hand`` from the rules engine,
-    ``legal_plays`` and ``play`` at each step. The mask walks (C and Python) must match it.
-    With ``field_moon``, another seat's moon costs this seat its points less ``field_moon``
-    times how far the others' mean rose above the 26 it did not take, shared by three."""
+    ``legal_plays`` and ``play`` at each step. The mask walks (C and Python) must match it."""
     try:
         sampler = worlds.sampler_of(k)
     except NoWorld:
@@ -201,15 +197,8 @@ def _walks_through_the_engine(
         if raw[k.seat] == 26:
             moons[first] = moons.get(first, 0) + 1
         points[first] = points.get(first, 0) + final[k.seat]
-        mine = -final[k.seat] / 26.0
-        if field_moon and 26 in raw and raw[k.seat] != 26:
-            others = 0.0
-            for s in range(4):
-                if s != k.seat:
-                    others += final[s] / 3.0
-            mine = -(final[k.seat] - field_moon * (others - (26 - final[k.seat]) / 3.0)) / 26.0
         for n, seat in path:
-            n.credit(mine if seat == k.seat else -final[seat] / 26.0)
+            n.credit(-final[seat] / 26.0)
     return [
         Root(c, n.visits, n.reward, moons.get(c, 0), points.get(c, 0))
         for c, n in sorted(root.children.items())
@@ -253,26 +242,6 @@ def test_the_walks_on_masks_match_the_rules_engine_walk(
         assert walks.walk_roots(k, legal, 40, j) == _walks_through_the_engine(k, legal, 40, j)
         compared += 1
     assert compared > 100
-
-
-@pytest.mark.parametrize("compiled", [True, False])
-def test_another_seats_moon_is_priced_against_the_table(
-    compiled: bool, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Late positions of hands where one seat is running, so that walks end in moons: the C and
-    # Python walks must price them as the engine walk does, and differently from the full 26.
-    if compiled and not walks.COMPILED:
-        pytest.skip("the C extension was not built")
-    if not compiled:
-        monkeypatch.setattr(walks, "_walks", None)
-    priced = 0
-    for j, (k, legal) in enumerate(_play_positions(29, 6)):
-        w = walks.STRONG_FIELD_MOON
-        roots = walks.walk_roots(k, legal, 60, j, None, False, walks.SPARRING, None, w)
-        assert roots == _walks_through_the_engine(k, legal, 60, j, w)
-        plain = walks.walk_roots(k, legal, 60, j, None, False)
-        priced += any(a.reward != b.reward for a, b in zip(roots, plain, strict=True))
-    assert priced > 0
 
 
 def test_settled_walks_play_the_card_all_the_walks_would(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -80,8 +80,7 @@ def test_the_compiled_walks_match_the_python_walks_with_the_table_sense_and_a_do
     compared = 0
     for j, (k, legal) in enumerate(_play_positions(19, 2)):
         doubt = queen_doubt(k) or ((1.0, QUEEN_DOUBT, 1.0, QUEEN_DOUBT**2) if j % 2 else None)
-        field_moon = walks.STRONG_FIELD_MOON if j % 3 else 0.0
-        args = (k, legal, 200, j, None, True, policy, doubt, field_moon)
+        args = (k, legal, 200, j, None, True, policy, doubt)
         compiled = walks.walk_roots(*args)
         with monkeypatch.context() as m:
             m.setattr(walks, "_walks", None)

@@ -213,22 +213,20 @@ static int points_in(uint64_t m) { return count(m & HEARTS_MASK) + ((m >> QUEEN 
 
 static PyObject *walk(PyObject *self, PyObject *args) {
     /* (sampler, start, me, legal, iterations, seed, explore, random_play, moon, stop, batch,
-     * settle, policy, doubt, field_moon) -> stats, a row per root card; stop (None or a callable) is asked
+     * settle, policy, doubt) -> stats, a row per root card; stop (None or a callable) is asked
      * every batch walks whether to end early; every settle walks (0: never) the walks end once
      * the most walked card's lead is more than the walks left; policy picks the playout's card
      * policy (rollout_card); doubt (None or four weights, one a seat) makes a deal that gives
      * the queen of spades to a seat that much less likely: a deal is kept with chance
-     * doubt[holder] / max(doubt), else dealt again (MAX_REDEALS times at most); field_moon
-     * (0: none) prices another seat's moon for me relative to the field: my points less
-     * field_moon times how far the others' mean is above what it would be without a moon */
+     * doubt[holder] / max(doubt), else dealt again (MAX_REDEALS times at most) */
     PyObject *sampler_t, *start_t, *moon_t, *stop, *doubt_t;
     int batch, settle, policy;
     int me, iterations;
     unsigned long long legal, seed;
-    double explore, random_play, field_moon;
-    if (!PyArg_ParseTuple(args, "OOiKiKddOOiiiOd", &sampler_t, &start_t, &me, &legal, &iterations,
+    double explore, random_play;
+    if (!PyArg_ParseTuple(args, "OOiKiKddOOiiiO", &sampler_t, &start_t, &me, &legal, &iterations,
                           &seed, &explore, &random_play, &moon_t, &stop, &batch, &settle, &policy,
-                          &doubt_t, &field_moon))
+                          &doubt_t))
         return NULL;
     double doubt[4] = {1.0, 1.0, 1.0, 1.0}, doubt_max = 1.0;
     int doubting = doubt_t != Py_None;
@@ -398,17 +396,10 @@ static PyObject *walk(PyObject *self, PyObject *args) {
             for (int s = 0; s < 4; s++) pts[s] = moon[shooter][s];
         if (shooter == me && root_card >= 0) own_moons[root_card]++;
         if (root_card >= 0) own_points[root_card] += pts[me];
-        double mine = -pts[me] / 26.0;
-        if (field_moon != 0.0 && shooter >= 0 && shooter != me) {
-            double others = 0.0;
-            for (int s = 0; s < 4; s++)
-                if (s != me) others += pts[s] / 3.0;
-            mine = -(pts[me] - field_moon * (others - (26 - pts[me]) / 3.0)) / 26.0;
-        }
         for (int d = 0; d < depth; d++) {
             Node *nd = &nodes[path_node[d]];
             nd->visits += 1;
-            nd->reward += path_seat[d] == me ? mine : -pts[path_seat[d]] / 26.0;
+            nd->reward -= pts[path_seat[d]] / 26.0;
             nd->mean = nd->reward / nd->visits;
             nd->spread = 1.0 / sqrt((double)nd->visits);
         }

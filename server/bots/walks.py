@@ -9,14 +9,13 @@ seat's moves by searching them, so it assumes nothing about how the others play,
 make it stronger: 8,000 walks of the sparring partner's own search scored 0.71 against it, 2,000
 walks 0.83, where strong's flat race scored 0.85 on those deals.
 
-Strong's walks differ from the partner's in three things, table sense rather than a model of
+Strong's walks differ from the partner's in two things, table sense rather than a model of
 any player: the playout's card policy (``SAFE_LEAD``: no lead of the queen of spades or a spade
 above her while she is out, no taking a clean trick with her when a lower card of the suit
 takes it, the ace and king of spades thrown before the hearts while she is out, and the lead of
-the card fewest of the others' cards can duck under); deals weighed by who holds her
+the card fewest of the others' cards can duck under) and deals weighed by who holds her
 (``worlds.queen_doubt``: a seat that passed up a free dump of her is five times less likely to
-hold her for each time, by rejection in ``doubted_deal``); and another seat's moon priced at
-what it costs strong against the table (``STRONG_FIELD_MOON``).
+hold her for each time, by rejection in ``doubted_deal``).
 
 ``walk`` runs in ``_walks.c`` when that extension was built (``pip install`` compiles it; it is
 optional) and otherwise in ``_walk_python`` below: the same algorithm with the same random
@@ -62,13 +61,6 @@ MAX_REDEALS = 32  # deals drawn again for a doubted queen, at most, before one i
 SPARRING, TABLE_SENSE, SAFE_LEAD = 0, 1, 2
 STRONG_POLICY = SAFE_LEAD
 STRONG_DOUBT = True  # strong weighs its deals by the queen's free dumps (``worlds.queen_doubt``)
-# Another seat's moon gives me 26 and two of the others 26 as well: against the table it costs
-# me 26 less three quarters of the others' 17.3 more, 13 points, the price of a moon in the
-# relative utility (my points less the others' mean) in which a hand without one keeps its
-# points. Priced at the full 26, strong gave up points to stop runs that were cheaper to let go
-# (docs/bots.md, round 15). Its own moon stays at 0 points: priced at what it takes from the
-# table, the walks chased moons the others then blocked.
-STRONG_FIELD_MOON = 0.75
 _MASK64 = (1 << 64) - 1
 _OVER_QUEEN = (1 << 37) | (1 << 38)
 _LOW_SPADES = SUIT_MASKS[2] & (QUEEN_BIT - 1)
@@ -79,8 +71,8 @@ Start = tuple[tuple[int, ...], tuple[int, ...], int, int, int, int, int]
 @dataclass(slots=True, frozen=True)
 class Root:
     """One card at the root after the walks: how often it was walked, its summed reward (minus
-    this seat's points / 26 per walk, another seat's moon priced by ``field_moon``), in how many
-    walks this seat shot the moon, and its summed points (the moon rule applied)."""
+    this seat's points / 26 per walk), in how many walks this seat shot the moon, and its
+    summed points (the moon rule applied)."""
 
     card: int
     visits: int
@@ -131,7 +123,6 @@ def walk_roots(
     settle: bool = True,
     policy: int = SPARRING,
     doubt: tuple[float, float, float, float] | None = None,
-    field_moon: float = 0.0,
 ) -> list[Root]:
     """Every card of ``legal`` the walks tried, after ``iterations`` walks (fewer if ``stop``,
     asked every ``BATCH`` walks, says time is up: the tree so far answers). With ``settle``
@@ -139,8 +130,7 @@ def walk_roots(
     (looked at every ``SETTLE`` walks): the rest could not change the card played
     (``best_root``), only the statistics of the others. ``policy`` is the playout's card
     policy; ``doubt`` (``queen_doubt``), if given, weighs each deal by who holds the queen of
-    spades in it. ``field_moon`` (0: none) prices another seat's moon for this seat against
-    the table (``STRONG_FIELD_MOON``)."""
+    spades in it."""
     try:
         sampler = sampler_of(k)
     except NoWorld:
@@ -150,7 +140,7 @@ def walk_roots(
     settle_every = SETTLE if settle else 0
     rows = run(
         sampler, start, k.seat, legal, iterations, seed, EXPLORE, RANDOM_PLAY, moon, stop, BATCH,
-        settle_every, policy, doubt, field_moon,
+        settle_every, policy, doubt,
     )  # fmt: skip
     return [Root(*r) for r in rows]
 
@@ -170,7 +160,7 @@ def walk_search(
     """The walks as a ``SearchResult`` (best first), for ``decide`` and the hints. Cards of equal
     value (``search.equal_classes``) are one candidate, its highest card walked for all of them;
     a single candidate is played without walks. A card's cost is this seat's mean points over
-    the walks through it, moon rule applied; its value the walks' mean reward in points."""
+    the walks through it, moon rule applied."""
     classes = equal_classes(k, legal)
     if len(classes) == 1:
         c = classes[0]
@@ -178,9 +168,7 @@ def walk_search(
     of_card = {c.bit_length() - 1: c for c in classes}
     walked = sum(1 << card for card in of_card)
     doubt = queen_doubt(k) if STRONG_DOUBT else None
-    roots = walk_roots(
-        k, walked, iterations, seed, stop, True, STRONG_POLICY, doubt, STRONG_FIELD_MOON
-    )
+    roots = walk_roots(k, walked, iterations, seed, stop, True, STRONG_POLICY, doubt)
     roots.sort(key=_rank, reverse=True)
     options = [
         Option(of_card[r.card], r.card, r.points / r.visits, 26.0 * r.reward / r.visits,
@@ -302,7 +290,6 @@ def _walk_python(
     settle: int,
     policy: int,
     doubt: tuple[float, float, float, float] | None,
-    field_moon: float,
 ) -> list[tuple[int, int, float, int, int]]:
     """``_walks.walk`` in Python: the same walks, the same numbers, about 90 times slower."""
     assert random_play == RANDOM_PLAY
@@ -384,23 +371,10 @@ def _walk_python(
                 own_moons[root_card] = own_moons.get(root_card, 0) + 1
         if root_card >= 0:
             own_points[root_card] = own_points.get(root_card, 0) + pts[me]
-        mine = -pts[me] / 26.0
-        if field_moon != 0.0 and shooter >= 0 and shooter != me:
-            mine = -(pts[me] - field_moon * (_above_field(pts, me))) / 26.0
         for n, mover in path:
-            n.credit(mine if mover == me else -pts[mover] / 26.0)
+            n.credit(-pts[mover] / 26.0)
     return [
         (c, root.children[c].visits, root.children[c].reward, own_moons.get(c, 0),
          own_points.get(c, 0))
         for c in sorted(root.children)
     ]  # fmt: skip
-
-
-def _above_field(pts: list[int], me: int) -> float:
-    """How far the others' mean points are above what they would be without a moon (26 less
-    mine, shared by three), computed in ``_walks.c``'s order (the same float, bit for bit)."""
-    others = 0.0
-    for s in range(4):
-        if s != me:
-            others += pts[s] / 3.0
-    return others - (26 - pts[me]) / 3.0
