@@ -103,7 +103,7 @@ def test_every_level_has_an_anchor_rating_random_lowest_and_strong_highest() -> 
     # from normal (docs/bots.md), so their order is not asserted.
     assert mus[0] + 5 < min(mus[1:]) and mus[3] == max(mus)
     # Near the new-player prior: rated from it game after game, the four drift up together by
-    # about 3 mu (28.0 in the last two calibrations, docs/bots.md).
+    # about 3 mu (27.4-28.0 in the last three calibrations, docs/bots.md).
     assert abs(sum(mus) / len(mus) - MU) < 4
     for lv in order:
         Rating(*LEVEL_RATINGS[lv])  # a valid rating on the service's scale
