@@ -157,7 +157,6 @@ def _walks_through_the_engine(k: Knowledge, legal: int, iterations: int, seed: i
     rng = walks._Rng(seed)
     root = walks._Node()
     moons: dict[int, int] = {}
-    points: dict[int, int] = {}
     for _ in range(iterations):
         h = Hand.from_position(worlds.deal(sampler, rng.random), k.tricks, k.trick)
         node, path, expanding, first = root, [], True, -1
@@ -196,13 +195,9 @@ def _walks_through_the_engine(k: Knowledge, legal: int, iterations: int, seed: i
         final = scored(raw, k.scores, k.rules)
         if raw[k.seat] == 26:
             moons[first] = moons.get(first, 0) + 1
-        points[first] = points.get(first, 0) + final[k.seat]
         for n, seat in path:
             n.credit(-final[seat] / 26.0)
-    return [
-        Root(c, n.visits, n.reward, moons.get(c, 0), points.get(c, 0))
-        for c, n in sorted(root.children.items())
-    ]
+    return [Root(c, n.visits, n.reward, moons.get(c, 0)) for c, n in sorted(root.children.items())]
 
 
 def _play_positions(seed: int, hands: int) -> list[tuple[Knowledge, int]]:

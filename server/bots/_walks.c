@@ -273,7 +273,7 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     }
     int n_nodes = 1;
     memset(&nodes[0], 0, sizeof(Node));
-    int own_moons[52] = {0}, own_points[52] = {0};
+    int own_moons[52] = {0};
     Rng rng = {seed};
     int failed = 0;
     for (int it = 0; it < iterations; it++) {
@@ -395,7 +395,6 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         if (shooter >= 0)
             for (int s = 0; s < 4; s++) pts[s] = moon[shooter][s];
         if (shooter == me && root_card >= 0) own_moons[root_card]++;
-        if (root_card >= 0) own_points[root_card] += pts[me];
         for (int d = 0; d < depth; d++) {
             Node *nd = &nodes[path_node[d]];
             nd->visits += 1;
@@ -412,8 +411,7 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         for (uint64_t m = nodes[0].kids; out && m; m &= m - 1) {
             int c = low_card(m);
             Node *ch = &nodes[of_card[c]];
-            PyObject *row =
-                Py_BuildValue("(iidii)", c, ch->visits, ch->reward, own_moons[c], own_points[c]);
+            PyObject *row = Py_BuildValue("(iidi)", c, ch->visits, ch->reward, own_moons[c]);
             if (!row || PyList_Append(out, row) < 0) {
                 Py_XDECREF(row);
                 Py_CLEAR(out);

@@ -71,14 +71,12 @@ Start = tuple[tuple[int, ...], tuple[int, ...], int, int, int, int, int]
 @dataclass(slots=True, frozen=True)
 class Root:
     """One card at the root after the walks: how often it was walked, its summed reward (minus
-    this seat's points / 26 per walk), in how many walks this seat shot the moon, and its
-    summed points (the moon rule applied)."""
+    this seat's points / 26 per walk), and in how many walks this seat shot the moon."""
 
     card: int
     visits: int
     reward: float
     moons: int
-    points: int
 
 
 class _Rng:
@@ -171,7 +169,7 @@ def walk_search(
     roots = walk_roots(k, walked, iterations, seed, stop, True, STRONG_POLICY, doubt)
     roots.sort(key=_rank, reverse=True)
     options = [
-        Option(of_card[r.card], r.card, r.points / r.visits, 26.0 * r.reward / r.visits,
+        Option(of_card[r.card], r.card, -26.0 * r.reward / r.visits, 26.0 * r.reward / r.visits,
                r.moons / r.visits, False, r.visits)
         for r in roots
     ]  # fmt: skip
@@ -290,14 +288,13 @@ def _walk_python(
     settle: int,
     policy: int,
     doubt: tuple[float, float, float, float] | None,
-) -> list[tuple[int, int, float, int, int]]:
+) -> list[tuple[int, int, float, int]]:
     """``_walks.walk`` in Python: the same walks, the same numbers, about 90 times slower."""
     assert random_play == RANDOM_PLAY
     taken0, trick0, leader0, turn0, broken0, first0, tricks_left0 = start
     rng = _Rng(seed)
     root = _Node()
     own_moons: dict[int, int] = {}
-    own_points: dict[int, int] = {}
     for it in range(iterations):
         if settle and it and it % settle == 0:
             visits = [*sorted((ch.visits for ch in root.children.values()), reverse=True), 0, 0]
@@ -369,12 +366,9 @@ def _walk_python(
             pts = list(moon[4 * shooter : 4 * shooter + 4])
             if shooter == me and root_card >= 0:
                 own_moons[root_card] = own_moons.get(root_card, 0) + 1
-        if root_card >= 0:
-            own_points[root_card] = own_points.get(root_card, 0) + pts[me]
         for n, mover in path:
             n.credit(-pts[mover] / 26.0)
     return [
-        (c, root.children[c].visits, root.children[c].reward, own_moons.get(c, 0),
-         own_points.get(c, 0))
+        (c, root.children[c].visits, root.children[c].reward, own_moons.get(c, 0))
         for c in sorted(root.children)
-    ]  # fmt: skip
+    ]
