@@ -9,6 +9,7 @@ import pytest
 from protocol.cards import mask_of_names, parse_card
 from server.bots import walks
 from server.bots.knowledge import knowledge_of
+from server.bots.pass_prior import length_prior
 from server.bots.worlds import QUEEN_DOUBT, queen_doubt, sampler_of
 from server.room.game_view import game_view
 
@@ -72,21 +73,24 @@ def test_the_safe_lead_plays_the_low_card_nobody_can_duck_under(
 
 
 @pytest.mark.parametrize("policy", [walks.TABLE_SENSE, walks.SAFE_LEAD])
-def test_the_compiled_walks_match_the_python_walks_with_the_table_sense_and_a_doubt(
+def test_the_compiled_walks_match_the_python_walks_with_the_table_sense_a_doubt_and_the_pass(
     policy: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if not walks.COMPILED:
         pytest.skip("the C extension was not built")
-    compared = 0
+    compared = weighed = 0
     for j, (k, legal) in enumerate(_play_positions(19, 2)):
         doubt = queen_doubt(k) or ((1.0, QUEEN_DOUBT, 1.0, QUEEN_DOUBT**2) if j % 2 else None)
-        args = (k, legal, 200, j, None, True, policy, doubt)
+        prior = length_prior(k) if j % 3 else None
+        args = (k, legal, 200, j, None, True, policy, doubt, prior)
         compiled = walks.walk_roots(*args)
         with monkeypatch.context() as m:
             m.setattr(walks, "_walks", None)
             assert walks.walk_roots(*args) == compiled
         compared += 1
+        weighed += prior is not None
     assert compared > 40
+    assert weighed > 20  # the first hand of a game passes: its positions have the pass's weights
 
 
 def test_a_seat_that_passed_up_a_free_dump_of_the_queen_is_doubted() -> None:

@@ -14,6 +14,7 @@
 #define POINTS_MASK (HEARTS_MASK | ((uint64_t)1 << QUEEN))
 #define SUIT_MASK(s) (((uint64_t)0x1FFF) << (13 * (s)))
 #define MAX_REDEALS 32 /* deals drawn again for a doubted queen, at most, before one is kept */
+#define POOL 4096 /* deals drawn once and weighed by the pass, when a prior is given */
 
 typedef struct {
     uint64_t state;
@@ -211,23 +212,52 @@ static int sample(const Sampler *sp, uint64_t *hands, Rng *r) {
 
 static int points_in(uint64_t m) { return count(m & HEARTS_MASK) + ((m >> QUEEN & 1) ? 13 : 0); }
 
+/* The deal of one walk from the weighed pool: the first whose running sum passes u * total. */
+static const uint64_t *pool_deal(const uint64_t *pool, const double *cum, int n, Rng *r) {
+    double u = rng_float(r) * cum[n - 1];
+    int lo = 0, hi = n - 1;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (cum[mid] > u)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return pool + 4 * lo;
+}
+
 static PyObject *walk(PyObject *self, PyObject *args) {
     /* (sampler, start, me, legal, iterations, seed, explore, random_play, moon, stop, batch,
-     * settle, policy, doubt) -> stats, a row per root card; stop (None or a callable) is asked
-     * every batch walks whether to end early; every settle walks (0: never) the walks end once
-     * the most walked card's lead is more than the walks left; policy picks the playout's card
-     * policy (rollout_card); doubt (None or four weights, one a seat) makes a deal that gives
-     * the queen of spades to a seat that much less likely: a deal is kept with chance
-     * doubt[holder] / max(doubt), else dealt again (MAX_REDEALS times at most) */
-    PyObject *sampler_t, *start_t, *moon_t, *stop, *doubt_t;
+     * settle, policy, doubt[, prior]) -> stats, a row per root card; stop (None or a callable)
+     * is asked every batch walks whether to end early; every settle walks (0: never) the walks
+     * end once the most walked card's lead is more than the walks left; policy picks the
+     * playout's card policy (rollout_card); doubt (None or four weights, one a seat) makes a
+     * deal that gives the queen of spades to a seat that much less likely: a deal is kept with
+     * chance doubt[holder] / max(doubt), else dealt again (MAX_REDEALS times at most).
+     * prior (None, or four played masks and 224 weights, seat * 56 + suit * 14 + length): the
+     * walks then draw min(POOL, iterations) deals first, weigh each by the doubt of its queen's
+     * holder and the weights of the other seats' suit lengths (played cards counted), and each
+     * walk takes one of them with chance in proportion to its weight (pass_prior.py). */
+    PyObject *sampler_t, *start_t, *moon_t, *stop, *doubt_t, *prior_t = Py_None;
     int batch, settle, policy;
     int me, iterations;
     unsigned long long legal, seed;
     double explore, random_play;
-    if (!PyArg_ParseTuple(args, "OOiKiKddOOiiiO", &sampler_t, &start_t, &me, &legal, &iterations,
-                          &seed, &explore, &random_play, &moon_t, &stop, &batch, &settle, &policy,
-                          &doubt_t))
+    if (!PyArg_ParseTuple(args, "OOiKiKddOOiiiO|O", &sampler_t, &start_t, &me, &legal,
+                          &iterations, &seed, &explore, &random_play, &moon_t, &stop, &batch,
+                          &settle, &policy, &doubt_t, &prior_t))
         return NULL;
+    double prior[4][4][14];
+    uint64_t played[4] = {0, 0, 0, 0};
+    int weighing = prior_t != Py_None;
+    if (weighing) {
+        PyObject *played_t, *weights_t;
+        if (!PyArg_ParseTuple(prior_t, "OO", &played_t, &weights_t)) return NULL;
+        for (int s = 0; s < 4; s++) played[s] = PyLong_AsUnsignedLongLong(PyTuple_GetItem(played_t, s));
+        for (int i = 0; i < 224; i++)
+            prior[i / 56][i / 14 % 4][i % 14] = PyFloat_AsDouble(PyTuple_GetItem(weights_t, i));
+        if (PyErr_Occurred()) return NULL;
+    }
     double doubt[4] = {1.0, 1.0, 1.0, 1.0}, doubt_max = 1.0;
     int doubting = doubt_t != Py_None;
     if (doubting) {
@@ -276,7 +306,50 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     int own_moons[52] = {0};
     Rng rng = {seed};
     int failed = 0;
-    for (int it = 0; it < iterations; it++) {
+    int n_pool = 0;
+    uint64_t *pool = NULL;
+    double *cum = NULL;
+    if (weighing && iterations > 0) {
+        int size = iterations < POOL ? iterations : POOL;
+        pool = malloc(sizeof(uint64_t) * 4 * (size_t)size);
+        cum = malloc(sizeof(double) * (size_t)size);
+        if (!pool || !cum) {
+            free(nodes);
+            free(pool);
+            free(cum);
+            return PyErr_NoMemory();
+        }
+        double total = 0.0;
+        while (n_pool < size) {
+            if (stop != Py_None && n_pool && n_pool % batch == 0) {
+                PyObject *said = PyObject_CallNoArgs(stop);
+                int done = said ? PyObject_IsTrue(said) : -1;
+                Py_XDECREF(said);
+                if (done < 0) {
+                    free(nodes);
+                    free(pool);
+                    free(cum);
+                    return NULL;
+                }
+                if (done) break;
+            }
+            uint64_t *h = pool + 4 * n_pool;
+            if (sample(&sp, h, &rng) < 0) {
+                failed = 1;
+                break;
+            }
+            double w = 1.0;
+            for (int s = 0; s < 4; s++) {
+                if (s == me) continue;
+                if (doubting && (h[s] >> QUEEN & 1)) w *= doubt[s] / doubt_max;
+                uint64_t held = h[s] | played[s];
+                for (int su = 0; su < 4; su++) w *= prior[s][su][count(held & SUIT_MASK(su))];
+            }
+            total += w;
+            cum[n_pool++] = total;
+        }
+    }
+    for (int it = 0; !failed && it < iterations; it++) {
         if (settle && it && it % settle == 0) {
             /* the most walked card can no longer be caught: the rest would not change it */
             int best = 0, second = 0;
@@ -297,16 +370,20 @@ static PyObject *walk(PyObject *self, PyObject *args) {
             Py_XDECREF(said);
             if (done < 0) {
                 free(nodes);
+                free(pool);
+                free(cum);
                 return NULL;
             }
             if (done) break;
         }
         uint64_t hands[4], taken[4];
-        if (sample(&sp, hands, &rng) < 0) {
+        if (n_pool) {
+            memcpy(hands, pool_deal(pool, cum, n_pool, &rng), sizeof hands);
+        } else if (sample(&sp, hands, &rng) < 0) {
             failed = 1;
             break;
         }
-        for (int tries = 0; doubting && tries < MAX_REDEALS; tries++) {
+        for (int tries = 0; doubting && !n_pool && tries < MAX_REDEALS; tries++) {
             int holder = -1;
             for (int s = 0; s < 4; s++)
                 if (hands[s] >> QUEEN & 1) holder = s;
@@ -423,6 +500,8 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "no deal fits the facts");
     }
     free(nodes);
+    free(pool);
+    free(cum);
     return out;
 }
 

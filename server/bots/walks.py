@@ -27,6 +27,7 @@ extension, or too loaded, the search answers with its best so far.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ from server.rules import HEARTS_MASK, SUIT_MASKS, Hand, points_in, trick_winner
 
 from .knowledge import QUEEN_BIT, Knowledge
 from .outcome import scored
+from .pass_prior import LengthPrior, length_prior
 from .playout import cards_of, strict_moves
 from .search import Option, SearchResult, equal_classes
 from .worlds import NoWorld, Sampler, deal, placeholder_world, queen_doubt, sampler_of
@@ -52,6 +54,7 @@ RANDOM_PLAY = 0.1  # the playout's random cards, as the sparring partner's
 BATCH = 1000  # walks between two looks at the caller's clock
 SETTLE = 250  # walks between two looks at whether the most walked card can still be caught
 MAX_REDEALS = 32  # deals drawn again for a doubted queen, at most, before one is kept
+POOL = 4096  # deals drawn once and weighed, when the walks weigh their deals by the pass
 # The playout's card policy (``rollout_card`` in ``_walks.c``): the sparring partner's; or with
 # the table sense about the queen of spades every player has (no lead of her or a spade above
 # her while she is out, no taking a clean trick with her when another card of the suit takes it,
@@ -61,6 +64,7 @@ MAX_REDEALS = 32  # deals drawn again for a doubted queen, at most, before one i
 SPARRING, TABLE_SENSE, SAFE_LEAD = 0, 1, 2
 STRONG_POLICY = SAFE_LEAD
 STRONG_DOUBT = True  # strong weighs its deals by the queen's free dumps (``worlds.queen_doubt``)
+STRONG_PRIOR = True  # ... and by the suit lengths the pass leaves (``pass_prior``): round 17
 _MASK64 = (1 << 64) - 1
 _OVER_QUEEN = (1 << 37) | (1 << 38)
 _LOW_SPADES = SUIT_MASKS[2] & (QUEEN_BIT - 1)
@@ -121,6 +125,7 @@ def walk_roots(
     settle: bool = True,
     policy: int = SPARRING,
     doubt: tuple[float, float, float, float] | None = None,
+    prior: LengthPrior | None = None,
 ) -> list[Root]:
     """Every card of ``legal`` the walks tried, after ``iterations`` walks (fewer if ``stop``,
     asked every ``BATCH`` walks, says time is up: the tree so far answers). With ``settle``
@@ -128,7 +133,9 @@ def walk_roots(
     (looked at every ``SETTLE`` walks): the rest could not change the card played
     (``best_root``), only the statistics of the others. ``policy`` is the playout's card
     policy; ``doubt`` (``queen_doubt``), if given, weighs each deal by who holds the queen of
-    spades in it."""
+    spades in it; ``prior`` (``pass_prior``), if given, by the suit lengths the pass left each
+    seat: the walks then draw ``POOL`` deals (at most one a walk) first and each walk takes one
+    of them with chance in proportion to its weight, the queen's doubt included."""
     try:
         sampler = sampler_of(k)
     except NoWorld:
@@ -136,10 +143,11 @@ def walk_roots(
     start, moon = start_of(k), moon_table(k)
     run = _walks.walk if _walks is not None else _walk_python
     settle_every = SETTLE if settle else 0
-    rows = run(
+    args = (
         sampler, start, k.seat, legal, iterations, seed, EXPLORE, RANDOM_PLAY, moon, stop, BATCH,
         settle_every, policy, doubt,
     )  # fmt: skip
+    rows = run(*args) if prior is None else run(*args, (prior.played, prior.weights))
     return [Root(*r) for r in rows]
 
 
@@ -166,7 +174,8 @@ def walk_search(
     of_card = {c.bit_length() - 1: c for c in classes}
     walked = sum(1 << card for card in of_card)
     doubt = queen_doubt(k) if STRONG_DOUBT else None
-    roots = walk_roots(k, walked, iterations, seed, stop, True, STRONG_POLICY, doubt)
+    prior = length_prior(k) if STRONG_PRIOR else None
+    roots = walk_roots(k, walked, iterations, seed, stop, True, STRONG_POLICY, doubt, prior)
     roots.sort(key=_rank, reverse=True)
     options = [
         Option(of_card[r.card], r.card, -26.0 * r.reward / r.visits, 26.0 * r.reward / r.visits,
@@ -191,6 +200,41 @@ def doubted_deal(
                 break
             hands = deal(sampler, rand)
     return hands
+
+
+def _weighed_pool(
+    sampler: Sampler,
+    me: int,
+    prior: LengthPrior,
+    doubt: tuple[float, float, float, float] | None,
+    size: int,
+    rng: _Rng,
+    stop: Callable[[], bool] | None,
+    batch: int,
+) -> tuple[list[list[int]], list[float]]:
+    """The walks' deals when they weigh them (``walk_roots``'s ``prior``): ``size`` deals (fewer
+    if ``stop`` says so, asked every ``batch``) and the running sum of their weights, each the
+    queen holder's doubt and the other seats' length weights, multiplied in the compiled
+    walks' order."""
+    top = max(doubt) if doubt is not None else 1.0
+    pool: list[list[int]] = []
+    cum: list[float] = []
+    total = 0.0
+    while len(pool) < size:
+        if stop is not None and pool and len(pool) % batch == 0 and stop():
+            break
+        hands = deal(sampler, rng.random)
+        w = 1.0
+        for s in range(4):
+            if s == me:
+                continue
+            if doubt is not None and hands[s] & QUEEN_BIT:
+                w *= doubt[s] / top
+            w = prior.scale(w, hands, s)
+        total += w
+        pool.append(hands)
+        cum.append(total)
+    return pool, cum
 
 
 class _Node:
@@ -288,6 +332,7 @@ def _walk_python(
     settle: int,
     policy: int,
     doubt: tuple[float, float, float, float] | None,
+    prior: tuple[tuple[int, int, int, int], tuple[float, ...]] | None = None,
 ) -> list[tuple[int, int, float, int]]:
     """``_walks.walk`` in Python: the same walks, the same numbers, about 90 times slower."""
     assert random_play == RANDOM_PLAY
@@ -295,6 +340,13 @@ def _walk_python(
     rng = _Rng(seed)
     root = _Node()
     own_moons: dict[int, int] = {}
+    pool: list[list[int]] = []
+    cum: list[float] = []
+    if prior is not None and iterations > 0:
+        weights = LengthPrior(*prior)
+        pool, cum = _weighed_pool(
+            sampler, me, weights, doubt, min(POOL, iterations), rng, stop, batch
+        )
     for it in range(iterations):
         if settle and it and it % settle == 0:
             visits = [*sorted((ch.visits for ch in root.children.values()), reverse=True), 0, 0]
@@ -302,7 +354,11 @@ def _walk_python(
                 break
         if stop is not None and it and it % batch == 0 and stop():
             break
-        hands = doubted_deal(sampler, rng.random, doubt)
+        if pool:
+            at = bisect.bisect_right(cum, rng.random() * cum[-1])
+            hands = list(pool[min(at, len(pool) - 1)])
+        else:
+            hands = doubted_deal(sampler, rng.random, doubt)
         taken = list(taken0)
         trick = list(trick0)
         leader, seat = leader0, turn0
