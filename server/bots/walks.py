@@ -15,7 +15,9 @@ above her while she is out, no taking a clean trick with her when a lower card o
 takes it, the ace and king of spades thrown before the hearts while she is out, and the lead of
 the card fewest of the others' cards can duck under) and deals weighed by who holds her
 (``worlds.queen_doubt``: a seat that passed up a free dump of her is five times less likely to
-hold her for each time, by rejection in ``doubted_deal``).
+hold her for each time, by rejection in ``doubted_deal``) and, after a pass, by the suit lengths
+a pass leaves (``pass_prior``: a pool of deals drawn once, each walk taking one in proportion to
+its weight, the queen's doubt then a weight too).
 
 ``walk`` runs in ``_walks.c`` when that extension was built (``pip install`` compiles it; it is
 optional) and otherwise in ``_walk_python`` below: the same algorithm with the same random
