@@ -2,13 +2,14 @@
 cards.
 
 Players pass to empty a short suit, so after a pass the hands are far from a uniform deal: a
-seat is void in clubs or diamonds about six times as often, and the seat that passed us no clubs
-holds more of them than a uniform deal gives it. The walks' sampler deals the unseen cards
-uniformly among what fits the play; weighing each deal by ``LengthPrior.weight`` (for each other
-seat and suit, how much more often that seat held that many cards of the suit after a real pass
-than in a uniform deal: ``pass_table.py``, simulated by ``load_tests.pass_lengths`` with every
-seat passing as strong and basic do) makes its deals fall as after a real pass. A seat's length
-is what it held after the pass: its cards now and those it has played.
+seat is void in clubs or diamonds about four times as often as a uniform deal of the unseen cards
+has it, and the seat that passed us no clubs holds more of them than such a deal gives it. The
+walks' sampler deals the unseen cards uniformly among what fits the play; weighing each deal by
+``LengthPrior.scale`` (for each other seat and suit, how much more often that seat held that
+many cards of the suit after a real pass than in a uniform deal: ``pass_table.py``, simulated
+by ``load_tests.pass_lengths`` with every seat passing as strong and basic do) makes its deals
+fall as after a real pass. A seat's length is what it held after the pass: its cards now and
+those it has played.
 """
 
 from __future__ import annotations
