@@ -212,6 +212,14 @@ static int sample(const Sampler *sp, uint64_t *hands, Rng *r) {
 
 static int points_in(uint64_t m) { return count(m & HEARTS_MASK) + ((m >> QUEEN & 1) ? 13 : 0); }
 
+/* The caller's clock: 1 to end the walks now, 0 to go on, -1 if it raised. */
+static int stop_says(PyObject *stop) {
+    PyObject *said = PyObject_CallNoArgs(stop);
+    int done = said ? PyObject_IsTrue(said) : -1;
+    Py_XDECREF(said);
+    return done;
+}
+
 /* The deal of one walk from the weighed pool: the first whose running sum passes u * total. */
 static const uint64_t *pool_deal(const uint64_t *pool, const double *cum, int n, Rng *r) {
     double u = rng_float(r) * cum[n - 1];
@@ -322,9 +330,7 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         double total = 0.0;
         while (n_pool < size) {
             if (stop != Py_None && n_pool && n_pool % batch == 0) {
-                PyObject *said = PyObject_CallNoArgs(stop);
-                int done = said ? PyObject_IsTrue(said) : -1;
-                Py_XDECREF(said);
+                int done = stop_says(stop);
                 if (done < 0) {
                     free(nodes);
                     free(pool);
@@ -365,9 +371,7 @@ static PyObject *walk(PyObject *self, PyObject *args) {
             if (best - second > iterations - it) break;
         }
         if (stop != Py_None && it && it % batch == 0) {
-            PyObject *said = PyObject_CallNoArgs(stop);
-            int done = said ? PyObject_IsTrue(said) : -1;
-            Py_XDECREF(said);
+            int done = stop_says(stop);
             if (done < 0) {
                 free(nodes);
                 free(pool);
