@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from load_tests.pass_lengths import LOG_CHANCE, check, simulate
+from load_tests.pass_lengths import check, simulate
 from protocol.cards import mask_of_names
 from server.bots import walks
 from server.bots.knowledge import knowledge_of
@@ -39,17 +39,13 @@ def test_the_weights_are_the_tables_rows_for_the_other_seats_and_none_for_our_ow
     received = (1 << 9) | (1 << 10) | (1 << 40)  # the jack and queen of clubs, the three of hearts
     prior = prior_of(1, 2, received, (0, 0, 0, 0), LENGTH_WEIGHTS)
     assert prior.weights[2 * 56 : 3 * 56] == (1.0,) * 56
-    # Seat 1 is seat 2's passer when passing left: offset 3; two high clubs came from it, and
-    # one low heart.
-    assert prior.weights[1 * 56 : 1 * 56 + LENGTHS] == LENGTH_WEIGHTS[(1, 3, 0, 2, 2)]
+    # Seat 1 is seat 2's passer when passing left: offset 3; two clubs came from it.
+    assert prior.weights[1 * 56 : 1 * 56 + LENGTHS] == LENGTH_WEIGHTS[(1, 3, 0, 2)]
     assert (
-        prior.weights[1 * 56 + 3 * LENGTHS : 1 * 56 + 4 * LENGTHS]
-        == LENGTH_WEIGHTS[(1, 3, 3, 1, 1)]
+        prior.weights[1 * 56 + 3 * LENGTHS : 1 * 56 + 4 * LENGTHS] == LENGTH_WEIGHTS[(1, 3, 3, 1)]
     )
-    # A seat void in clubs after the pass is far more likely than a uniform deal says, and the
-    # passer that gave us a low club likelier void in clubs than the one that gave us a high one.
-    assert LENGTH_WEIGHTS[(1, 1, 0, 0, 0)][0] > 2.0
-    assert LENGTH_WEIGHTS[(1, 3, 0, 1, 1)][0] > 1.5 * LENGTH_WEIGHTS[(1, 3, 0, 1, 2)][0]
+    # A seat void in clubs after the pass is far more likely than a uniform deal says.
+    assert LENGTH_WEIGHTS[(1, 1, 0, 0)][0] > 3.0
     # A length counts what the seat has played: seven clubs held and played weigh as seven.
     clubs = SUIT_MASKS[0] & ~received & ((1 << 7) - 1)
     played = prior_of(1, 2, received, (0, clubs, 0, 0), LENGTH_WEIGHTS)
@@ -57,25 +53,17 @@ def test_the_weights_are_the_tables_rows_for_the_other_seats_and_none_for_our_ow
 
 
 def test_weighed_deals_hold_the_lengths_a_real_pass_leaves() -> None:
-    # Nearer the truth than the uniform deal, share by share, and on every seat and suit a
-    # likelier true length (the table's powers are chosen by that last figure).
     shares = check(90, 120, random.Random(3), LENGTH_WEIGHTS)
     for name in ("void", "0-1 cards", "5+ cards"):
         true, uniform, weighed = shares[name]
-        assert abs(weighed - true) < 0.75 * abs(uniform - true), (name, shares[name])
-    _, uniform, weighed = shares[LOG_CHANCE]
-    assert weighed > uniform + 0.04, shares[LOG_CHANCE]
+        assert abs(weighed - true) < abs(uniform - true) / 2, (name, shares[name])
 
 
 def test_the_table_is_what_its_simulation_gives_in_shape() -> None:
     table = simulate(40, random.Random(1))
     assert set(table) <= set(LENGTH_WEIGHTS)
-    every = {(d, o, s, g) for d in (1, 2, 3) for o in (1, 2, 3) for s in range(4) for g in range(4)}
-    assert {key[:4] for key in LENGTH_WEIGHTS} == every
-    assert all((key[3] == 0) == (key[4] == 0) for key in LENGTH_WEIGHTS)
-    # the square roots of ratios clipped to 0.1-10
-    assert all(len(row) == LENGTHS and min(row) >= 0.31 for row in LENGTH_WEIGHTS.values())
-    assert max(max(row) for row in LENGTH_WEIGHTS.values()) <= 3.17
+    assert len(LENGTH_WEIGHTS) == 3 * 3 * 4 * 4
+    assert all(len(row) == LENGTHS and min(row) >= 0.1 for row in LENGTH_WEIGHTS.values())
 
 
 def test_the_walks_weigh_their_deals_by_the_pass() -> None:

@@ -10,15 +10,6 @@ many cards of the suit after a real pass than in a uniform deal: ``pass_table.py
 by ``load_tests.pass_lengths`` with every seat passing as strong and basic do) makes its deals
 fall as after a real pass. A seat's length is what it held after the pass: its cards now and
 those it has played.
-
-The table holds the square roots of those ratios (``pass_lengths.TEMPER``): a deal's weight
-multiplies twelve of them, three seats by four suits, and they share their evidence (a seat
-void in clubs is long elsewhere; what one seat lacks another holds), so the full product
-counts it several times over. On fresh deals the square roots predict the true lengths best.
-
-The table's key is the pass direction, the seat's place, the suit, how many cards of the suit
-the passer gave us, and whether the lowest of them is a low card (nine or under): a low card
-is passed only to empty a short suit, a high one from any length.
 """
 
 from __future__ import annotations
@@ -32,9 +23,7 @@ from .knowledge import Knowledge
 from .pass_table import LENGTH_WEIGHTS
 
 LENGTHS = 14  # 0..13 cards of a suit
-LOW_RANK = 7  # the nine: a card given us at or under it is a low one
-Key = tuple[int, int, int, int, int]  # direction, seat offset, suit, cards given, lowest low
-Table = Mapping[Key, tuple[float, ...]]
+Table = Mapping[tuple[int, int, int, int], tuple[float, ...]]
 _EVEN = (1.0,) * LENGTHS
 
 
@@ -55,17 +44,6 @@ class LengthPrior:
         return w
 
 
-def key_of(direction: int, offset: int, suit: int, received: int) -> Key:
-    """The table's row for the seat ``offset`` places on from us and ``suit``, when we were
-    passed ``received``: the count of the suit's cards in it, and 1 if the lowest of them is
-    low (``LOW_RANK`` or under), 2 if it is high, 0 if there are none."""
-    given = received & SUIT_MASKS[suit]
-    if not given:
-        return direction, offset, suit, 0, 0
-    lowest = (given & -given).bit_length() - 1 - 13 * suit
-    return direction, offset, suit, given.bit_count(), 1 if lowest <= LOW_RANK else 2
-
-
 def prior_of(
     direction: int, me: int, received: int, played: Sequence[int], table: Table
 ) -> LengthPrior:
@@ -74,8 +52,8 @@ def prior_of(
     for s in range(4):
         offset = (s - me) & 3
         for suit in range(4):
-            row = table.get(key_of(direction, offset, suit, received), _EVEN) if offset else _EVEN
-            weights.extend(row)
+            given = (received & SUIT_MASKS[suit]).bit_count()
+            weights.extend(table.get((direction, offset, suit, given), _EVEN) if offset else _EVEN)
     return LengthPrior((played[0], played[1], played[2], played[3]), tuple(weights))
 
 
