@@ -13,18 +13,23 @@ deals them). ``--write`` rewrites the table module.
 
 Then the check, on fresh deals: the share of club and diamond holdings of the other seats that
 are void, 0-1 cards or 5+, truly after the pass, in the sampler's uniform deals, and in those
-deals weighed by the table. Last line: ``pass_prior_void_error``, the weighed void share's
-distance from the true one (the uniform deal's is about 0.06).
+deals weighed by the table; and how likely each makes every other seat's true length of every
+suit, ``pass_prior_log_gain``: the weighed deals' mean log chance less the uniform deals' (nats
+a seat and suit; the kept table's is below 0, its product of twelve weights overconfident deal
+by deal, and weights that score above 0 played no better: docs/bots.md round 18). Last line:
+``pass_prior_void_error``, the weighed void share's distance from the true one (the uniform
+deal's is about 0.06): the shares are what the kept table is chosen by.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import random
 from pathlib import Path
 
 from server.bots.basic import basic_pass
-from server.bots.pass_prior import Table, prior_of
+from server.bots.pass_prior import LENGTHS, Table, prior_of
 from server.rules import SUIT_MASKS, Hand, PassDirection
 
 Key = tuple[int, int, int, int]  # direction, seat offset, suit, cards of the suit passed to us
@@ -112,13 +117,16 @@ def write_table(table: dict[Key, tuple[float, ...]], deals: int, seed: int) -> N
 
 
 SHARES = {"void": (0,), "0-1 cards": (0, 1), "5+ cards": tuple(range(5, 14))}
+LOG_CHANCE = "log chance of the true length"
 
 
 def check(deals: int, worlds: int, rng: random.Random, table: Table) -> dict[str, list[float]]:
     """The share of the other seats' club and diamond holdings of each of ``SHARES``' lengths:
     true after the pass, in a uniform deal of the unseen cards, and in such deals weighed by
-    ``table`` (``pass_prior``), over ``deals`` deals of ``worlds`` drawn deals each."""
-    sums = {name: [0.0, 0.0, 0.0] for name in SHARES}
+    ``table`` (``pass_prior``), over ``deals`` deals of ``worlds`` drawn deals each; and under
+    ``LOG_CHANCE`` the mean log chance the uniform and the weighed deals give every other
+    seat's true length of every suit (the first number 0: the truth's own)."""
+    sums = {name: [0.0, 0.0, 0.0] for name in (*SHARES, LOG_CHANCE)}
     counted = 0
     for i in range(deals):
         direction = 1 + i % 3
@@ -128,14 +136,27 @@ def check(deals: int, worlds: int, rng: random.Random, table: Table) -> dict[str
         w = [prior.scale(prior.scale(prior.scale(1.0, h, 1), h, 2), h, 3) for h in drawn]
         total = sum(w)
         for s in (1, 2, 3):
-            for suit in (0, 1):
+            for suit in range(4):
+                held = (hand.hands[s] & SUIT_MASKS[suit]).bit_count()
+                hits = [(h[s] & SUIT_MASKS[suit]).bit_count() == held for h in drawn]
+                for at, chance in ((1, sum(hits) / worlds), (2, _weighed(w, hits) / total)):
+                    # a little of every length, so a length no drawn deal holds is not -inf
+                    sums[LOG_CHANCE][at] += math.log(0.98 * chance + 0.02 / LENGTHS) / 12
+                if suit > 1:
+                    continue
                 counted += 1
                 for name, lengths in SHARES.items():
-                    sums[name][0] += (hand.hands[s] & SUIT_MASKS[suit]).bit_count() in lengths
                     hits = [(h[s] & SUIT_MASKS[suit]).bit_count() in lengths for h in drawn]
+                    sums[name][0] += held in lengths
                     sums[name][1] += sum(hits) / worlds
-                    sums[name][2] += sum(x for x, hit in zip(w, hits, strict=True) if hit) / total
-    return {name: [x / counted for x in row] for name, row in sums.items()}
+                    sums[name][2] += _weighed(w, hits) / total
+    out = {name: [x / counted for x in row] for name, row in sums.items() if name in SHARES}
+    out[LOG_CHANCE] = [x / deals for x in sums[LOG_CHANCE]]
+    return out
+
+
+def _weighed(weights: list[float], hits: list[bool]) -> float:
+    return sum(x for x, hit in zip(weights, hits, strict=True) if hit)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -153,6 +174,7 @@ def main(argv: list[str] | None = None) -> None:
     shares = check(args.check_deals, 200, random.Random(args.seed + 1), table)
     for name, (true, uniform, weighed) in shares.items():
         print(f"{name}: true {true:.3f}, uniform deal {uniform:.3f}, weighed deal {weighed:.3f}")
+    print(f"pass_prior_log_gain: {shares[LOG_CHANCE][2] - shares[LOG_CHANCE][1]:.3f}")
     print(f"pass_prior_void_error: {abs(shares['void'][2] - shares['void'][0]):.3f}")
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from load_tests.pass_lengths import check, simulate
+from load_tests.pass_lengths import LOG_CHANCE, check, simulate
 from protocol.cards import mask_of_names
 from server.bots import walks
 from server.bots.knowledge import knowledge_of
@@ -57,6 +57,10 @@ def test_weighed_deals_hold_the_lengths_a_real_pass_leaves() -> None:
     for name in ("void", "0-1 cards", "5+ cards"):
         true, uniform, weighed = shares[name]
         assert abs(weighed - true) < abs(uniform - true) / 2, (name, shares[name])
+    # The mean log chance of the true lengths: a uniform deal of 36 unseen cards spreads a
+    # seat's length of a suit over about seven values (log 7 is 1.95).
+    truth, uniform, weighed = shares[LOG_CHANCE]
+    assert truth == 0.0 and -2.3 < uniform < -1.7 and -2.6 < weighed < -1.5
 
 
 def test_the_table_is_what_its_simulation_gives_in_shape() -> None:
