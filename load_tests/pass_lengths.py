@@ -138,9 +138,10 @@ def check(deals: int, worlds: int, rng: random.Random, table: Table) -> dict[str
         for s in (1, 2, 3):
             for suit in range(4):
                 held = (hand.hands[s] & SUIT_MASKS[suit]).bit_count()
-                hits = [(h[s] & SUIT_MASKS[suit]).bit_count() == held for h in drawn]
-                for at, chance in ((1, sum(hits) / worlds), (2, _weighed(w, hits) / total)):
-                    # a little of every length, so a length no drawn deal holds is not -inf
+                exact = [(h[s] & SUIT_MASKS[suit]).bit_count() == held for h in drawn]
+                for at, chance in ((1, sum(exact) / worlds), (2, _weighed(w, exact) / total)):
+                    # a little of every length, so a length no drawn deal holds is not -inf;
+                    # over the deal's twelve seats and suits, so the sum is a mean a deal
                     sums[LOG_CHANCE][at] += math.log(0.98 * chance + 0.02 / LENGTHS) / 12
                 if suit > 1:
                     continue
