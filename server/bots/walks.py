@@ -39,8 +39,7 @@ from server.rules import HEARTS_MASK, SUIT_MASKS, Hand, points_in, trick_winner
 
 from .knowledge import QUEEN_BIT, Knowledge
 from .outcome import scored
-from .pass_prior import LengthPrior
-from .play_prior import deal_weights
+from .pass_prior import LengthPrior, length_prior
 from .playout import cards_of, strict_moves
 from .search import Option, SearchResult, equal_classes
 from .worlds import NoWorld, Sampler, deal, placeholder_world, queen_doubt, sampler_of
@@ -67,7 +66,7 @@ POOL = 4096  # deals drawn once and weighed, when the walks weigh their deals by
 SPARRING, TABLE_SENSE, SAFE_LEAD = 0, 1, 2
 STRONG_POLICY = SAFE_LEAD
 STRONG_DOUBT = True  # strong weighs its deals by the queen's free dumps (``worlds.queen_doubt``)
-STRONG_PRIOR = True  # ... and by the suit lengths the pass and the play say (``play_prior``)
+STRONG_PRIOR = True  # ... and by the suit lengths the pass leaves (``pass_prior``): round 17
 _MASK64 = (1 << 64) - 1
 _OVER_QUEEN = (1 << 37) | (1 << 38)
 _LOW_SPADES = SUIT_MASKS[2] & (QUEEN_BIT - 1)
@@ -177,7 +176,7 @@ def walk_search(
     of_card = {c.bit_length() - 1: c for c in classes}
     walked = sum(1 << card for card in of_card)
     doubt = queen_doubt(k) if STRONG_DOUBT else None
-    prior = deal_weights(k) if STRONG_PRIOR else None
+    prior = length_prior(k) if STRONG_PRIOR else None
     roots = walk_roots(k, walked, iterations, seed, stop, True, STRONG_POLICY, doubt, prior)
     roots.sort(key=_rank, reverse=True)
     options = [
