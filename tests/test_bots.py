@@ -11,7 +11,7 @@ import pytest
 
 import server.bots
 from protocol.cards import card_name, mask_of_names, names_of, parse_card
-from server.bots import BOT_LEVELS, Decision, decide, hint
+from server.bots import BOT_LEVELS, Decision, decide, hint, priced_pass
 from server.bots.knowledge import knowledge_of
 from server.bots.outcome import choose_moon, utility
 from server.bots.search import equal_classes
@@ -339,10 +339,13 @@ def test_hint_for_a_pass_names_the_queen_without_guards() -> None:
     h = hint(game_view(game, 0), "strong", rng_seed=2)
     assert h.kind == "pass" and "QS" in h.cards
     assert "queen of spades" in h.reason and h.text.startswith("Pass ")
-    # The pass was searched: other passes are priced too, and keeping the queen costs far more.
+    # The pass was priced: the other passes are priced too, keeping the queen costs more, and
+    # none is cheaper than the pass made by the margin a priced pass needs to replace basic's.
     assert h.expected_points is not None and len(h.alternatives) >= 5
     keeping = [a["expected_points"] for a in h.alternatives if "QS" not in a["cards"]]
-    assert keeping and min(keeping) > h.expected_points + 5
+    assert keeping and min(keeping) > h.expected_points
+    cheapest = min(a["expected_points"] for a in h.alternatives)
+    assert cheapest > h.expected_points - priced_pass.MARGIN - 0.01
 
 
 # -- the benchmark runs ------------------------------------------------------------------------

@@ -236,7 +236,8 @@ static const uint64_t *pool_deal(const uint64_t *pool, const double *cum, int n,
 
 static PyObject *walk(PyObject *self, PyObject *args) {
     /* (sampler, start, me, legal, iterations, seed, explore, random_play, moon, stop, batch,
-     * settle, policy, doubt[, prior]) -> stats, a row per root card; stop (None or a callable)
+     * settle, policy, doubt[, prior]) -> (stats, a row per root card; this seat's points
+     * summed over every walk, the moon rule applied); stop (None or a callable)
      * is asked every batch walks whether to end early; every settle walks (0: never) the walks
      * end once the most walked card's lead is more than the walks left; policy picks the
      * playout's card policy (rollout_card); doubt (None or four weights, one a seat) makes a
@@ -312,6 +313,7 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     int n_nodes = 1;
     memset(&nodes[0], 0, sizeof(Node));
     int own_moons[52] = {0};
+    double own_points = 0.0; /* this seat's points summed over every walk, moon rule applied */
     Rng rng = {seed};
     int failed = 0;
     int n_pool = 0;
@@ -476,6 +478,7 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         if (shooter >= 0)
             for (int s = 0; s < 4; s++) pts[s] = moon[shooter][s];
         if (shooter == me && root_card >= 0) own_moons[root_card]++;
+        own_points += pts[me];
         for (int d = 0; d < depth; d++) {
             Node *nd = &nodes[path_node[d]];
             nd->visits += 1;
@@ -506,7 +509,8 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     free(nodes);
     free(pool);
     free(cum);
-    return out;
+    if (!out) return NULL;
+    return Py_BuildValue("(Nd)", out, own_points);
 }
 
 static PyMethodDef methods[] = {

@@ -27,6 +27,7 @@ from .explain import card_words, explain_moon, explain_pass, explain_play
 from .knowledge import Knowledge, knowledge_of
 from .levels import BOT_LEVELS, BotLevel, bot_level
 from .outcome import choose_moon
+from .priced_pass import priced_pass
 from .search import SearchResult, search_pass, search_play
 from .walks import walk_search
 from .worlds import placeholder_world
@@ -124,6 +125,9 @@ def _think(
     if k.phase == "passing" and k.direction and not k.passes_done[me] and not k.passed:
         if level.search and not level.walks:
             result = search_pass(k, level, rng, stop)
+            cards = result.options[0].cards
+        elif level.priced_pass:
+            result = priced_pass(k, rng.getrandbits(64), stop)
             cards = result.options[0].cards
         else:
             result, cards = None, basic_pass(k.hand)

@@ -38,13 +38,19 @@ class BotLevel:
     # Plays searched by information-set tree walks (``walks.py``), this many a decision, in
     # place of the flat race, and the pass chosen like basic's; 0: the flat race for both.
     walks: int = 0
+    # With walks: the pass priced by them (``priced_pass.py``: basic's most passable cards, each
+    # three played out over draws of what the pass brings) instead of basic's pass.
+    priced_pass: bool = False
 
 
 BOT_LEVELS: dict[str, BotLevel] = {
     "basic": BotLevel("basic", "bot:basic", "Basic Bot", False, 0, 0, 0, 0, 0, 1),
     "normal": BotLevel("normal", "bot:normal", "Normal Bot", True, 3000, 16, 32, 24, 4000, 2),
-    # strong plays by tree walks (``walks``) and passes like basic: no flat-race budget.
-    "strong": BotLevel("strong", "bot:strong", "Strong Bot", True, 0, 0, 0, 0, 0, 1, walks=60000),
+    # strong plays by tree walks (``walks``) and prices basic's passes by them: no flat-race
+    # budget.
+    "strong": BotLevel(
+        "strong", "bot:strong", "Strong Bot", True, 0, 0, 0, 0, 0, 1, walks=60000, priced_pass=True
+    ),
 }
 # The flat race as strong played it until round 12 (docs/bots.md): the opponent model's noise
 # and surprise, the exact endgame, the searched pass. Not a level a table can seat: the

@@ -37,7 +37,7 @@ from typing import Any
 
 from server.rules import HEARTS_MASK, SUIT_MASKS, Hand, points_in, trick_winner
 
-from .knowledge import QUEEN_BIT, Knowledge
+from .knowledge import FULL_DECK, QUEEN_BIT, Knowledge
 from .outcome import scored
 from .pass_prior import LengthPrior, length_prior
 from .playout import cards_of, strict_moves
@@ -149,8 +149,23 @@ def walk_roots(
         sampler, start, k.seat, legal, iterations, seed, EXPLORE, RANDOM_PLAY, moon, stop, BATCH,
         settle_every, policy, doubt,
     )  # fmt: skip
-    rows = run(*args) if prior is None else run(*args, (prior.played, prior.weights))
+    rows, _ = run(*args) if prior is None else run(*args, (prior.played, prior.weights))
     return [Root(*r) for r in rows]
+
+
+def walk_price(
+    sampler: Sampler, start: Start, me: int, iterations: int, seed: int, moon: tuple[int, ...]
+) -> float:
+    """``me``'s mean points over ``iterations`` walks of strong's search from ``start`` (every
+    card legal at the root, no early end), the table's moon rule applied: what a position is
+    worth to that seat when every seat plays it by the walks (``priced_pass``)."""
+    run = _walks.walk if _walks is not None else _walk_python
+    args = (
+        sampler, start, me, FULL_DECK, iterations, seed, EXPLORE, RANDOM_PLAY, moon, None, BATCH,
+        0, STRONG_POLICY, None,
+    )  # fmt: skip
+    _, own = run(*args)
+    return float(own) / iterations
 
 
 def _rank(r: Root) -> tuple[int, float, int]:
@@ -335,13 +350,14 @@ def _walk_python(
     policy: int,
     doubt: tuple[float, float, float, float] | None,
     prior: tuple[tuple[int, int, int, int], tuple[float, ...]] | None = None,
-) -> list[tuple[int, int, float, int]]:
+) -> tuple[list[tuple[int, int, float, int]], float]:
     """``_walks.walk`` in Python: the same walks, the same numbers, about 90 times slower."""
     assert random_play == RANDOM_PLAY
     taken0, trick0, leader0, turn0, broken0, first0, tricks_left0 = start
     rng = _Rng(seed)
     root = _Node()
     own_moons: dict[int, int] = {}
+    own_points = 0.0  # this seat's points summed over every walk, the moon rule applied
     pool: list[list[int]] = []
     cum: list[float] = []
     if prior is not None and iterations > 0:
@@ -424,9 +440,11 @@ def _walk_python(
             pts = list(moon[4 * shooter : 4 * shooter + 4])
             if shooter == me and root_card >= 0:
                 own_moons[root_card] = own_moons.get(root_card, 0) + 1
+        own_points += pts[me]
         for n, mover in path:
             n.credit(-pts[mover] / 26.0)
-    return [
+    rows = [
         (c, root.children[c].visits, root.children[c].reward, own_moons.get(c, 0))
         for c in sorted(root.children)
     ]
+    return rows, own_points
