@@ -36,7 +36,8 @@ class BotLevel:
     tail: int = 0
     tail_moon_only: bool = False
     # Plays searched by information-set tree walks (``walks.py``), this many a decision, in
-    # place of the flat race, and the pass chosen like basic's; 0: the flat race for both.
+    # place of the flat race, and the pass chosen like basic's (or priced: below); 0: the
+    # flat race for both.
     walks: int = 0
     # With walks: the pass priced by them (``priced_pass.py``: basic's most passable cards, each
     # three played out over draws of what the pass brings) instead of basic's pass.
