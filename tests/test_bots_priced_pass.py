@@ -50,6 +50,7 @@ def test_each_draw_deals_every_card_once_and_the_two_of_clubs_leads() -> None:
         rng = random.Random(seed)
         for passed in pp.candidates(k.hand)[:3]:
             draw = pp._draw(k, rng)
+            assert draw.sent.bit_count() == 3 and draw.kept.bit_count() == 10
             assert draw.sent & ~draw.kept == draw.sent and draw.sent & k.hand == 0
             (base, others, need, pattern), start = pp._position(k, passed, draw)
             placed = 0

@@ -124,11 +124,10 @@ def price_passes(
                 break
             sampler, start = _position(k, passed, draw)
             row.append(walk_price(sampler, start, k.seat, WALKS, draw.seed, moon))
-        else:  # a draw counts only when every candidate was priced on it
-            totals = [t + p for t, p in zip(totals, row, strict=True)]
-            priced += 1
-            continue
-        break
+        if len(row) < len(cands):  # a draw counts only when every candidate was priced on it
+            break
+        totals = [t + p for t, p in zip(totals, row, strict=True)]
+        priced += 1
     prices = [PassPrice(c, t / max(priced, 1), priced) for c, t in zip(cands, totals, strict=True)]
     order = sorted(range(len(prices)), key=lambda i: (prices[i].points, i))
     return [prices[i] for i in order]

@@ -118,6 +118,12 @@ def moon_table(k: Knowledge) -> tuple[int, ...]:
     return tuple(out)
 
 
+def _walk_runner() -> Callable[..., tuple[list[tuple[int, int, float, int]], float]]:
+    """``_walks.walk`` where it was compiled, else its Python twin (looked up per call, so a
+    test can set ``_walks`` to None)."""
+    return _walks.walk if _walks is not None else _walk_python
+
+
 def walk_roots(
     k: Knowledge,
     legal: int,
@@ -143,7 +149,7 @@ def walk_roots(
     except NoWorld:
         sampler = sampler_of(k, relaxed=True)
     start, moon = start_of(k), moon_table(k)
-    run = _walks.walk if _walks is not None else _walk_python
+    run = _walk_runner()
     settle_every = SETTLE if settle else 0
     args = (
         sampler, start, k.seat, legal, iterations, seed, EXPLORE, RANDOM_PLAY, moon, stop, BATCH,
@@ -159,7 +165,7 @@ def walk_price(
     """``me``'s mean points over ``iterations`` walks of strong's search from ``start`` (every
     card legal at the root, no early end), the table's moon rule applied: what a position is
     worth to that seat when every seat plays it by the walks (``priced_pass``)."""
-    run = _walks.walk if _walks is not None else _walk_python
+    run = _walk_runner()
     args = (
         sampler, start, me, FULL_DECK, iterations, seed, EXPLORE, RANDOM_PLAY, moon, None, BATCH,
         0, STRONG_POLICY, None,
