@@ -31,6 +31,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import combinations
 
+from protocol.cards import mask_of
+from server.rules import TWO_OF_CLUBS
+
 from .basic import basic_pass, pass_scores
 from .knowledge import FULL_DECK, Knowledge
 from .playout import cards_of
@@ -43,7 +46,6 @@ DRAWS = 24  # draws of what the pass brings, shared by every candidate
 WALKS = 130  # walks a candidate is priced by on each draw
 MARGIN = 0.3  # points a hand another pass must save over basic's to be made instead
 MIN_DRAWS = 2  # draws priced before anything but basic's pass is made
-TWO_OF_CLUBS = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +72,7 @@ def candidates(hand: int) -> list[int]:
 
 
 def _draw(k: Knowledge, rng: random.Random) -> _Draw:
-    passer = sum(1 << c for c in rng.sample(cards_of(FULL_DECK & ~k.hand), 13))
+    passer = mask_of(rng.sample(cards_of(FULL_DECK & ~k.hand), 13))
     sent = basic_pass(passer)
     return _Draw(passer & ~sent, sent, rng.getrandbits(64))
 
