@@ -13,6 +13,7 @@ ERRORS: dict[str, str] = {
     "unknown_type": "Unknown message type.",
     "bad_field": "A field is missing, unexpected or of the wrong type.",
     "too_large": "The frame is larger than the server accepts.",
+    "unsupported_media_type": "Send the request body as Content-Type: application/json.",
     "rate_limited": "Too many messages; slow down.",
     # Identity and rooms
     "not_authenticated": "Send an auth message with your token first.",

@@ -2,30 +2,21 @@
 
 Tokens travel in the JSON answer and come back as ``Authorization: Bearer TOKEN`` (never in a
 cookie), so a page of another site cannot ride a player's session; ``/ws`` still checks the
-Origin (``server/web_security.py``). Every refusal is a JSON error frame with a stable code.
+Origin (``server/web_security.py``). Every body is read by ``server/json_body.py``; every
+refusal is a JSON error frame with a stable code.
 """
 
 from __future__ import annotations
-
-import json
-from typing import Any
 
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from protocol.errors import ProtocolError, error_frame
+from protocol.errors import ProtocolError
 from server.accounts import Accounts
 from server.identity import Identity
+from server.json_body import read_json, refused
 from server.store.league import LeagueStore
-
-MAX_BODY = 4096
-STATUS = {
-    "bad_token": 401,
-    "wrong_credentials": 401,
-    "too_many_attempts": 429,
-    "name_taken": 409,
-}
 
 
 def client_address(conn: HTTPConnection, trust_proxy: bool) -> str:
@@ -41,25 +32,6 @@ def client_address(conn: HTTPConnection, trust_proxy: bool) -> str:
 def bearer_token(conn: HTTPConnection) -> str:
     auth = conn.headers.get("authorization", "")
     return auth[7:].strip() if auth.lower().startswith("bearer ") else ""
-
-
-async def read_json(request: Request) -> dict[str, Any]:
-    body = await request.body()
-    if len(body) > MAX_BODY:
-        raise ProtocolError("too_large")
-    if not body:
-        return {}
-    try:
-        data = json.loads(body)
-    except ValueError:
-        raise ProtocolError("bad_field", "The body must be JSON.") from None
-    if not isinstance(data, dict):
-        raise ProtocolError("bad_field", "The body must be a JSON object.")
-    return data
-
-
-def refused(e: ProtocolError) -> JSONResponse:
-    return JSONResponse(error_frame(None, e.code, e.message), status_code=STATUS.get(e.code, 400))
 
 
 def signed_in(identity: Identity, token: str, expires_in: float) -> JSONResponse:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -30,6 +29,7 @@ from server.config import Settings
 from server.connection import Closing, Connection
 from server.hub import Hub
 from server.identity import Identity
+from server.json_body import read_json, refused
 from server.loop_lag import LoopLag
 from server.presence import Presence
 from server.quickplay import QuickPlay
@@ -49,10 +49,6 @@ STATIC = Path(__file__).parent / "static"
 
 Closer = Callable[[int, str], Awaitable[None]]
 """Closes one socket with a code and a reason."""
-
-
-class BadBody(ValueError):
-    """An HTTP request body that cannot be used; the message says why, for people."""
 
 
 class Node:
@@ -181,21 +177,6 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
         ok = not node.draining and await node.store.ping()
         return PlainTextResponse("ready" if ok else "not ready", status_code=200 if ok else 503)
 
-    async def read_json(request: Request) -> dict[str, Any]:
-        """The request's JSON object; BadBody says in words what is wrong with it."""
-        body = await request.body()
-        if len(body) > 4096:
-            raise BadBody("The request body is larger than 4096 bytes.")
-        if not body:
-            return {}
-        try:
-            data = json.loads(body)
-        except (ValueError, RecursionError):
-            raise BadBody("The request body is not valid JSON.") from None
-        if not isinstance(data, dict):
-            raise BadBody("The request body must be a JSON object.")
-        return data
-
     def bad(code: str, message: str, status: int = 400) -> JSONResponse:
         return JSONResponse(error_frame(None, code, message), status_code=status)
 
@@ -210,10 +191,10 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
             data = await read_json(request)
             raw = data.get("options") or {}
             if not isinstance(raw, dict):
-                raise BadBody("options must be a JSON object of house-rule options.")
+                raise ProtocolError("bad_field", "options must be a JSON object of options.")
             options = parse_options(raw, clocks=settings.clocks, kind="friends")
-        except BadBody as e:
-            return bad("bad_field", str(e))
+        except ProtocolError as e:
+            return refused(e)
         except OptionError as e:
             return bad("bad_option", str(e))
         state = await node.rooms.create(
