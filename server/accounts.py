@@ -13,7 +13,8 @@ command and the store (``server/store/accounts.py``). It owns the secrets' handl
   holds still spends one verification, so the answer's timing does not tell which names exist.
 - Session tokens are 256 random bits (``secrets``), prefixed ``hs1.``; the store keeps only
   their SHA-256 digest, so a copy of the store gives no working token. A session expires after
-  ``session_ttl`` idle seconds; each use renews it (at most once per ``renew_after``). Logging
+  ``session_ttl`` idle seconds; each use renews it (at most once per ``renew_after``, and at
+  least once per quarter of the ttl, so even a short ttl is an idle one). Logging
   out revokes one session, a new password revokes all; every node checks the store on every
   ``auth``, so a revoked token is refused at once everywhere, and every node polls the store's
   revocation log (``watch_revocations``) to close the sockets already open on it.
@@ -72,7 +73,7 @@ def _float(env: Mapping[str, str], name: str, default: float) -> float:
 @dataclass(frozen=True, slots=True)
 class AccountPolicy:
     session_ttl: float = 30 * 86400.0  # idle seconds before a session ends
-    renew_after: float = 3600.0  # a session's expiry is pushed forward at most this often
+    renew_after: float = 3600.0  # a session's expiry moves at most this often (or ttl/4)
     guest_ttl: float = 7 * 86400.0  # a guest token's lifetime
     login_per_account: Limit = Limit(10, 900.0)
     login_per_address: Limit = Limit(50, 900.0)

@@ -65,7 +65,8 @@ async def test_sessions_live_until_expiry_and_roll_when_used(league: LeagueStore
     assert await league.check_session(DIGEST_A, now=1060.0, ttl=TTL, renew_after=50.0) == Session(
         "p1", 1160.0
     )
-    assert await league.check_session(DIGEST_A, now=1159.0, ttl=TTL, renew_after=500.0) == Session(
+    # Within the first quarter of the ttl (renew_after or not), a use does not write.
+    assert await league.check_session(DIGEST_A, now=1080.0, ttl=TTL, renew_after=500.0) == Session(
         "p1", 1160.0
     )
     assert await league.check_session(DIGEST_A, now=1160.0, ttl=TTL, renew_after=50.0) is None
@@ -142,3 +143,16 @@ async def test_revocations_are_logged_for_every_node(league_factory: LeagueFacto
     later, digests = await peer.revocations(position)
     assert sorted(digests) == sorted([DIGEST_B, "c" * 64, "d" * 64])
     assert await peer.revocations(later) == (later, [])
+
+
+async def test_a_short_session_used_often_never_expires(league: LeagueStore) -> None:
+    """Renewal is in proportion to the ttl: a renew_after longer than the ttl (the default
+    hour against a 4 s session) must not make the ttl an absolute lifetime."""
+    await league.create_session(DIGEST_A, "p1", now=0.0, ttl=4.0)
+    for k in range(1, 200):  # used every 0.8 s for 159 s
+        held = await league.check_session(DIGEST_A, now=k * 0.8, ttl=4.0, renew_after=3600.0)
+        assert held is not None, f"refused at {k * 0.8:.1f} s"
+        assert held.expires_at - k * 0.8 >= 4.0 * 0.75 - 0.8
+    # Left idle for a whole ttl, it ends.
+    idle = 200 * 0.8 + 4.0
+    assert await league.check_session(DIGEST_A, now=idle, ttl=4.0, renew_after=3600.0) is None

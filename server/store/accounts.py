@@ -31,6 +31,9 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
 
+RENEW_SHARE = 0.25
+"""A used session is renewed at least once per this share of its ttl (see ``renew_every``)."""
+
 REVOCATION_LOG = 10_000
 """Revoked session digests kept for the nodes' pollers (they poll every second or so)."""
 
@@ -61,6 +64,13 @@ class Account:
 class Session:
     player_id: str
     expires_at: float
+
+
+def renew_every(ttl: float, renew_after: float) -> float:
+    """Seconds of a session's ttl that pass before a use renews it: ``renew_after``, but at most
+    a quarter of the ttl, so a session used more often than every three quarters of its ttl
+    never expires (a fixed hour would make any ttl up to an hour an absolute lifetime)."""
+    return min(renew_after, ttl * RENEW_SHARE)
 
 
 def check_account(account: Account) -> None:
@@ -109,8 +119,9 @@ class AccountStore(ABC):
     ) -> Session | None:
         """The live session under this digest, or None (unknown, revoked or expired).
 
-        Rolling renewal: when more than ``renew_after`` seconds of its ``ttl`` have passed, the
-        expiry moves to ``now + ttl`` (renewing only now and then spares a write per check).
+        Rolling renewal: when more than ``renew_every(ttl, renew_after)`` seconds of its ``ttl``
+        have passed, the expiry moves to ``now + ttl`` (renewing only now and then spares a
+        write per check; never less often than every quarter of the ttl).
         """
 
     @abstractmethod

@@ -16,6 +16,7 @@ from server.store.accounts import (
     Session,
     check_account,
     check_finite,
+    renew_every,
 )
 
 
@@ -91,7 +92,7 @@ class MemoryAccounts(AccountStore):
         if expires_at <= now:
             self._drop(token_digest)
             return None
-        if expires_at - now < ttl - renew_after:
+        if expires_at - now < ttl - renew_every(ttl, renew_after):
             expires_at = now + ttl
             self._sessions[token_digest] = (player_id, expires_at)
         return Session(player_id, expires_at)

@@ -25,6 +25,7 @@ from server.store.accounts import (
     Session,
     check_account,
     check_finite,
+    renew_every,
 )
 from server.store.nonces import call_nonce
 from server.store.redis_client import (
@@ -140,7 +141,7 @@ class RedisAccounts(AccountStore):
                 args=[
                     repr(float(now)),
                     repr(float(ttl)),
-                    repr(float(renew_after)),
+                    repr(float(renew_every(ttl, renew_after))),
                     self._sessions_prefix,
                     math.ceil(ttl) + KEY_MARGIN,
                     token_digest,
