@@ -7,18 +7,28 @@
 Prints argon2id hash and verify times (the service's parameters, ``password_hasher()``), the
 time of a whole ``Accounts.log_in`` (throttle checks, one verify, a new session), and session
 checks per second through ``Accounts.verify`` (the store read every WebSocket ``auth`` and
-every authenticated HTTP call makes). The last line is ``session_checks_per_second: N``.
+every authenticated HTTP call makes). Then, on a virtual clock (``--hours`` of it, the default
+throttles, argon2id at its lowest cost: only the throttles are measured), a guesser trying one
+account as fast as it is let (every 0.25 s), from one address and from ``--addresses`` of them,
+while the owner logs in from a fresh address every 61 s, retrying each second until let in:
+``attacker_guesses_per_hour`` (guesses that reached the password check) and
+``owner_login_wait_s`` (median and worst) for each. The last line is
+``session_checks_per_second: N``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import random
 import statistics
 import time
 import uuid
 
+from argon2 import PasswordHasher
+
 from load_tests.bench_store import percentile, private_redis
+from protocol.errors import ProtocolError
 from server.accounts import AccountPolicy, Accounts, Limit, password_hasher
 from server.store import open_league_store
 from server.store.league import LeagueStore
@@ -48,6 +58,7 @@ async def run(store: LeagueStore, args: argparse.Namespace) -> None:
 
     generous = Limit(10**9, 60.0)
     policy = AccountPolicy(
+        login_per_pair=generous,
         login_per_account=generous,
         login_per_address=generous,
         signups_per_address=generous,
@@ -82,9 +93,73 @@ async def run(store: LeagueStore, args: argparse.Namespace) -> None:
     print(f"session_checks_per_second: {sum(counts) / elapsed:.0f}")
 
 
+class VirtualClock:
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def guessing(store: LeagueStore, hours: float, addresses: int) -> tuple[float, list[float]]:
+    """(the guesser's guesses per hour, the owner's waits in seconds) on a virtual clock."""
+    clock = VirtualClock()
+    cheap = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
+    accounts = Accounts(store, b"bench-secret", clock, AccountPolicy(), cheap)
+    name, password = f"Own{uuid.uuid4().hex[:8]}x", "the owner's password"
+    await accounts.sign_up(name, password, "10.255.0.1")
+    rng = random.Random(1)
+    guesses, waits, owner_since, tick = 0, [], None, 0
+    fresh = (f"10.{k // 250 % 250}.{k % 250}.9" for k in range(10**9))
+
+    async def attempt(secret: str, address: str) -> str:
+        try:
+            await accounts.log_in(name, secret, address)
+            return "ok"
+        except ProtocolError as e:
+            return e.code
+
+    while tick * 0.25 < hours * 3600:
+        clock.now += 0.25
+        tick += 1
+        owner_turn = owner_since is not None and tick % 4 == 0  # the owner retries each second
+        if tick % 244 == 0 and owner_since is None:
+            owner_since, owner_turn = clock.now, True
+        # Who reaches the store first when both try in one tick is a coin toss.
+        order = ["guesser", "owner"] if rng.random() < 0.5 else ["owner", "guesser"]
+        for who in order:
+            if who == "guesser":
+                address = f"198.18.{tick % addresses // 250}.{tick % addresses % 250}"
+                guesses += await attempt(f"guess {tick}", address) == "wrong_credentials"
+            elif (
+                owner_turn
+                and owner_since is not None
+                and await attempt(password, next(fresh)) == "ok"
+            ):
+                waits.append(clock.now - owner_since)
+                owner_since = None
+    return guesses / hours, sorted(waits)
+
+
+async def throttle_figures(store: LeagueStore, args: argparse.Namespace) -> None:
+    for addresses in (1, args.addresses):
+        per_hour, waits = await guessing(store, args.hours, addresses)
+        print(
+            f"from {addresses} address(es): attacker_guesses_per_hour {per_hour:.0f}; "
+            f"owner_login_wait_s median {statistics.median(waits):.2f} max {waits[-1]:.2f} "
+            f"over {len(waits)} log-ins"
+        )
+        if addresses == 1:
+            one = (per_hour, waits[-1])
+    print(f"attacker_guesses_per_hour_one_address: {one[0]:.0f}")
+    print(f"attacker_guesses_per_hour_many_addresses: {per_hour:.0f}")
+    print(f"owner_login_wait_s: {one[1]:.2f}")
+
+
 async def main_async(args: argparse.Namespace, url: str | None) -> None:
     store = open_league_store(url, prefix=f"bench-{uuid.uuid4().hex[:6]}")
     try:
+        await throttle_figures(store, args)
         await run(store, args)
     finally:
         await store.close()
@@ -98,6 +173,8 @@ def main() -> None:
     parser.add_argument("--logins", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--hours", type=float, default=1.0, help="virtual hours of guessing")
+    parser.add_argument("--addresses", type=int, default=1000, help="the many-address guesser's")
     args = parser.parse_args()
     if args.memory:
         asyncio.run(main_async(args, None))

@@ -20,10 +20,13 @@ command and the store (``server/store/accounts.py``). It owns the secrets' handl
   revocation log (``watch_revocations``) to close the sockets already open on it.
 - Guests carry signed, expiring itsdangerous tokens (``server/identity.py``). A guest token
   whose player has since claimed an account is refused: the account's password guards it now.
-- Throttles (sliding windows in the store, so shared by every node): log-in attempts per
-  account name and per address, sign-ups and new guests per address. An attempt is counted
-  before the password is checked (so parallel guesses cannot slip past the count), and a
-  correct password clears its account's count, so only failures add up there.
+- Throttles (sliding windows in the store, so shared by every node) slow the guesser, not the
+  owner (OWASP's advice against lockout): log-in attempts per (account, address) pair, per
+  address, and per account over a short window, which only a guesser on many addresses can
+  reach and which delays the owner by seconds, never locks them out; sign-ups and new guests
+  per address. An attempt is counted before the password is checked (so parallel guesses
+  cannot slip past the count), and a correct password clears its pair's count, so only
+  failures add up there. ``load_tests/bench_accounts.py`` measures what a guesser gets.
 """
 
 from __future__ import annotations
@@ -75,8 +78,12 @@ class AccountPolicy:
     session_ttl: float = 30 * 86400.0  # idle seconds before a session ends
     renew_after: float = 3600.0  # a session's expiry moves at most this often (or ttl/4)
     guest_ttl: float = 7 * 86400.0  # a guest token's lifetime
-    login_per_account: Limit = Limit(10, 900.0)
+    # One address guessing one account is held to the pair's limit, which the owner on any
+    # other address never meets; the account's own limit is higher than a pair's, so one
+    # address cannot reach it, and short, so many addresses only slow the owner down.
+    login_per_pair: Limit = Limit(10, 900.0)
     login_per_address: Limit = Limit(50, 900.0)
+    login_per_account: Limit = Limit(20, 20.0)
     signups_per_address: Limit = Limit(10, 3600.0)
     guests_per_address: Limit = Limit(30, 3600.0)
     trust_proxy: bool = False  # take the client address from X-Forwarded-For (behind a proxy)
@@ -90,13 +97,17 @@ class AccountPolicy:
             session_ttl=_float(env, "HEARTS_SESSION_TTL", d.session_ttl),
             renew_after=_float(env, "HEARTS_SESSION_RENEW", d.renew_after),
             guest_ttl=_float(env, "HEARTS_GUEST_TTL", d.guest_ttl),
-            login_per_account=Limit(
-                int(_float(env, "HEARTS_LOGIN_LIMIT", d.login_per_account.count)),
-                d.login_per_account.window,
+            login_per_pair=Limit(
+                int(_float(env, "HEARTS_LOGIN_LIMIT", d.login_per_pair.count)),
+                d.login_per_pair.window,
             ),
             login_per_address=Limit(
                 int(_float(env, "HEARTS_ADDRESS_LIMIT", d.login_per_address.count)),
                 d.login_per_address.window,
+            ),
+            login_per_account=Limit(
+                int(_float(env, "HEARTS_ACCOUNT_LIMIT", d.login_per_account.count)),
+                d.login_per_account.window,
             ),
             signups_per_address=Limit(
                 int(_float(env, "HEARTS_SIGNUP_LIMIT", d.signups_per_address.count)),
@@ -178,6 +189,14 @@ class Accounts:
             raise ProtocolError(
                 "too_many_attempts", f"Too many attempts; try again in {max(1, round(wait))} s."
             )
+
+    async def _login_throttles(self, key: str, address: str) -> None:
+        """Count a log-in attempt (or an old password's check) at account ``key`` from
+        ``address``; ``too_many_attempts`` if any of its limits is reached."""
+        # The address first: guessing many names from one place is stopped too.
+        await self._throttle(f"login-address:{address}", self.policy.login_per_address)
+        await self._throttle(f"login-pair:{key}:{address}", self.policy.login_per_pair)
+        await self._throttle(f"login-account:{key}", self.policy.login_per_account)
 
     # -- sessions -----------------------------------------------------------------------------
 
@@ -272,9 +291,7 @@ class Accounts:
         if not isinstance(raw_name, str) or not isinstance(raw_password, str):
             raise ProtocolError("bad_field", "Send a name and a password.")
         key = name_key(raw_name[:64])
-        # The address limit first: guessing many names from one place is stopped too.
-        await self._throttle(f"login-address:{address}", self.policy.login_per_address)
-        await self._throttle(f"login-account:{key}", self.policy.login_per_account)
+        await self._login_throttles(key, address)
         account = await self.store.account_by_name(key) if key else None
         password = raw_password[:MAX_PASSWORD]
         if account is None:
@@ -282,7 +299,7 @@ class Accounts:
             raise ProtocolError("wrong_credentials")
         if not await self._matches(account.password_hash, password):
             raise ProtocolError("wrong_credentials")
-        await self.store.clear_hits(f"login-account:{key}")
+        await self.store.clear_hits(f"login-pair:{key}:{address}")
         if self.hasher.check_needs_rehash(account.password_hash):
             # Parameters were raised since this hash was made: upgrade it (this also ends the
             # account's other sessions, as any password write does).
@@ -304,15 +321,14 @@ class Accounts:
         if identity is None or not identity.account:
             raise ProtocolError("bad_token", "Log in to change your password.")
         new = check_password(raw_new)
-        await self._throttle(f"login-address:{address}", self.policy.login_per_address)
         account = await self.store.account(identity.player)
         if account is None or not isinstance(raw_old, str):
             raise ProtocolError("wrong_credentials")
-        # A stolen session must not become a way round the log-in throttle.
-        await self._throttle(f"login-account:{account.name_key}", self.policy.login_per_account)
+        # A stolen session must not become a way round the log-in throttles.
+        await self._login_throttles(account.name_key, address)
         if not await self._matches(account.password_hash, raw_old[:MAX_PASSWORD]):
             raise ProtocolError("wrong_credentials")
-        await self.store.clear_hits(f"login-account:{account.name_key}")
+        await self.store.clear_hits(f"login-pair:{account.name_key}:{address}")
         await self.store.set_password(account.player_id, await self._hash(new))
         return identity, await self._new_session(account.player_id)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from argon2 import PasswordHasher
 
+from protocol.errors import ProtocolError
 from server.accounts import AccountPolicy, Accounts
 from server.store.league import LeagueStore
 
@@ -39,3 +40,51 @@ async def test_a_session_used_every_0_8_s_with_a_4_s_ttl_lives_on(league: League
         assert await accounts.verify(token) is not None, f"refused after {k * 0.8 + 0.8:.1f} s"
     clock.now += 4.0  # idle for a whole ttl: it ends
     assert await accounts.verify(token) is None
+
+
+async def wrong_then_right(accounts: Accounts, name: str, address: str) -> str:
+    """What a log-in from ``address`` answers: "ok" or the error code."""
+    try:
+        await accounts.log_in(name, PASSWORD, address)
+        return "ok"
+    except ProtocolError as e:
+        return e.code
+
+
+async def test_a_guesser_at_its_limit_does_not_lock_the_owner_out(league: LeagueStore) -> None:
+    clock = Clock()
+    accounts = service(league, clock)
+    await accounts.sign_up("Ann", PASSWORD, "10.0.0.1")
+    # One address guesses as fast as it is let, for twenty minutes; every 61 s, the owner
+    # logs in from an address of its own, first try.
+    refused = allowed = 0
+    for tick in range(20 * 60 * 4):
+        clock.now += 0.25
+        try:
+            await accounts.log_in("Ann", f"guess {tick}", "198.51.100.7")
+        except ProtocolError as e:
+            allowed += e.code == "wrong_credentials"
+            refused += e.code == "too_many_attempts"
+        if tick % 244 == 0:
+            assert await wrong_then_right(accounts, "ann", f"203.0.113.{tick % 250}") == "ok"
+    assert allowed <= 2 * accounts.policy.login_per_pair.count  # two 15-minute windows
+    # The guesser's address is what is slowed: even the right password waits there.
+    assert await wrong_then_right(accounts, "Ann", "198.51.100.7") == "too_many_attempts"
+
+
+async def test_many_addresses_are_slowed_per_account_for_seconds(league: LeagueStore) -> None:
+    clock = Clock()
+    accounts = service(league, clock)
+    await accounts.sign_up("Bea", PASSWORD, "10.0.0.1")
+    limit = accounts.policy.login_per_account
+    assert limit.window <= 30 and limit.count > accounts.policy.login_per_pair.count
+    codes = []
+    for k in range(limit.count + 5):
+        try:
+            await accounts.log_in("Bea", "not the password", f"192.0.2.{k}")
+        except ProtocolError as e:
+            codes.append(e.code)
+    assert codes.count("wrong_credentials") == limit.count
+    assert await wrong_then_right(accounts, "Bea", "203.0.113.9") == "too_many_attempts"
+    clock.now += limit.window  # a short slowdown, not a lockout
+    assert await wrong_then_right(accounts, "Bea", "203.0.113.9") == "ok"
