@@ -25,6 +25,8 @@ from urllib.parse import urlparse
 
 import pytest
 
+from .local_haproxy import local_haproxy_cfg
+
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"
 K8S = DEPLOY / "k8s"
@@ -326,24 +328,6 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _local_haproxy_cfg(lb: int, stats: int, ports: list[int]) -> str:
-    """deploy/haproxy.cfg with local addresses on its marked lines (as local-cluster.sh does)."""
-    out = []
-    for line in (DEPLOY / "haproxy.cfg").read_text().splitlines():
-        if "# @lb-bind" in line:
-            line = f"    bind 127.0.0.1:{lb}"
-        elif "# @stats-bind" in line:
-            line = f"    bind 127.0.0.1:{stats}"
-        elif re.match(r"\s*server node\d+ ", line):
-            continue
-        elif "# @servers" in line:
-            line += "".join(
-                f"\n    server node{i + 1} 127.0.0.1:{port}" for i, port in enumerate(ports)
-            )
-        out.append(line)
-    return "\n".join(out) + "\n"
-
-
 @pytest.mark.skipif(shutil.which("haproxy") is None, reason="haproxy is not installed")
 def test_haproxy_routes_a_room_to_one_node_and_moves_only_a_dead_nodes_rooms(
     tmp_path: Path,
@@ -351,7 +335,7 @@ def test_haproxy_routes_a_room_to_one_node_and_moves_only_a_dead_nodes_rooms(
     nodes = [_StubNode() for _ in range(3)]
     lb = _free_port()
     cfg = tmp_path / "haproxy.cfg"
-    cfg.write_text(_local_haproxy_cfg(lb, _free_port(), [n.port for n in nodes]))
+    cfg.write_text(local_haproxy_cfg(lb, _free_port(), [n.port for n in nodes]))
     proxy = subprocess.Popen(
         ["haproxy", "-db", "-f", str(cfg)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
