@@ -20,6 +20,7 @@ command and the store (``server/store/accounts.py``). It owns the secrets' handl
   revocation log (``watch_revocations``) to close the sockets already open on it.
 - Guests carry signed, expiring itsdangerous tokens (``server/identity.py``). A guest token
   whose player has since claimed an account is refused: the account's password guards it now.
+  So is one whose name an account has taken since: names are unique.
 - Throttles (sliding windows in the store, so shared by every node) slow the guesser, not the
   owner (OWASP's advice against lockout): log-in attempts per (account, address) pair, per
   address, and per account over a short window, which only a guesser on many addresses can
@@ -233,6 +234,10 @@ class Accounts:
             return Identity(account.player_id, account.name, account=True)
         guest = self.guests.verify(token)
         if guest is None or await self.store.account(guest.player) is not None:
+            return None
+        # Names are unique: once an account holds this guest's name, the token is refused
+        # and the client asks its player for another name (as for any refused guest token).
+        if await self.store.account_by_name(name_key(guest.name)) is not None:
             return None
         return guest
 

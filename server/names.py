@@ -9,8 +9,11 @@ by nobody else. The merge is deliberately coarse: a refused name costs a player 
 a passable fake costs another player their reputation.
 
 A name may not pose as a bot: a key ending in "bot" (or with a word "bot", "robot") is
-refused, as are the words the service uses for itself. Names mixing scripts in a way Unicode
-calls dangerous (Latin with Cyrillic look-alikes) are refused outright.
+refused. Nor may it pose as the service: a name that is one of ``_RESERVED``, or has one of
+``_SERVICE_WORDS`` as a word ("Hearts Live", "Admin Team", "HeartsAdmin": words split at spaces,
+punctuation and a lower-to-upper case change, each folded like a key, so "Adm1n" is "admin"),
+is refused; a word only contains one ("Sweethearts", "Adminah") is fine. Names mixing scripts in
+a way Unicode calls dangerous (Latin with Cyrillic look-alikes) are refused outright.
 """
 
 from __future__ import annotations
@@ -42,7 +45,13 @@ _ASCII_MERGE: tuple[tuple[str, str], ...] = (
     ("9", "g"),
     ("2", "z"),
 )
-_RESERVED = ("server", "system", "admin", "administrator", "moderator", "hearts", "guest")
+# Words of the service's own voice: refused as any word of a name.
+_SERVICE_WORDS = (
+    "server", "system", "admin", "administrator", "moderator", "hearts", "official", "support",
+    "staff",
+)
+# Refused as a whole name only ("Christopher Guest" is a person; "Guest" looks like a label).
+_RESERVED = (*_SERVICE_WORDS, "guest")
 _BOT_WORDS = ("bot", "robot")
 
 
@@ -99,12 +108,24 @@ def _reserved_keys() -> frozenset[str]:
 
 
 @cache
+def _service_word_keys() -> frozenset[str]:
+    return frozenset(name_key(w) for w in _SERVICE_WORDS)
+
+
+@cache
 def _bot_keys() -> tuple[str, ...]:
     return tuple(name_key(w) for w in _BOT_WORDS)
 
 
 def _words(name: str) -> list[str]:
-    cleaned = "".join(ch if ch.isalnum() else " " for ch in unicodedata.normalize("NFKC", name))
+    """The keys of the name's words: split at what is not a letter or digit, and where a
+    lower-case letter is followed by a capital ("HeartsAdmin")."""
+    text = unicodedata.normalize("NFKC", name)
+    cleaned = "".join(
+        " " if not ch.isalnum() else f" {ch}" if k and ch.isupper() and text[k - 1].islower()
+        else ch
+        for k, ch in enumerate(text)
+    )
     return [name_key(w) for w in cleaned.split()]
 
 
@@ -119,6 +140,9 @@ def check_name(raw: object) -> tuple[str, str]:
         raise NameRefused("name needs a letter or a digit")
     if confusables.is_dangerous(name):
         raise NameRefused("name mixes look-alike letters of different alphabets")
-    if key in _reserved_keys() or key.endswith(_bot_keys()) or set(_bot_keys()) & set(_words(name)):
+    words = set(_words(name))
+    if key in _reserved_keys() or key.endswith(_bot_keys()) or set(_bot_keys()) & words:
         raise NameRefused("that name is kept for the service and its bots")
+    if _service_word_keys() & words:
+        raise NameRefused("a name may not pose as the service (admin, hearts, support…)")
     return name, key

@@ -88,3 +88,18 @@ async def test_many_addresses_are_slowed_per_account_for_seconds(league: LeagueS
     assert await wrong_then_right(accounts, "Bea", "203.0.113.9") == "too_many_attempts"
     clock.now += limit.window  # a short slowdown, not a lockout
     assert await wrong_then_right(accounts, "Bea", "203.0.113.9") == "ok"
+
+
+async def test_a_guest_whose_name_an_account_takes_is_asked_for_another(
+    league: LeagueStore,
+) -> None:
+    clock = Clock()
+    accounts = service(league, clock)
+    early, early_token = await accounts.new_guest("Cara", "10.0.0.2")
+    _, other_token = await accounts.new_guest("Dina", "10.0.0.3")
+    assert await accounts.verify(early_token) == early
+    await accounts.sign_up("CARA", PASSWORD, "10.0.0.4")  # another player takes the name
+    # Two players would show one name: the guest's token no longer stands for it (the client
+    # asks its player for a new name, as for any refused guest token).
+    assert await accounts.verify(early_token) is None
+    assert await accounts.verify(other_token) is not None

@@ -41,7 +41,25 @@ def test_names_that_are_refused(name: str) -> None:
         check_name(name)
 
 
-@pytest.mark.parametrize("name", ["A", "Abbott", "Botham", "Zoë", "Łukasz", "李雷", "Q7"])
+@pytest.mark.parametrize(
+    "name",
+    ["Hearts Live", "Hearts Admin", "Admin Team", "HeartsAdmin", "The Moderator", "Adm1n Team",
+     "System Notice", "Server-Bot", "hearts_official", "Official Ann", "Tech Support",
+     "HEARTS  staff", "Нearts Live"],  # the last with a Cyrillic H
+)
+def test_names_posing_as_the_service_are_refused(name: str) -> None:
+    with pytest.raises(NameRefused):
+        check_name(name)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["A", "Abbott", "Botham", "Zoë", "Łukasz", "李雷", "Q7", "Ann", "Bob Smith", "Mary Jane",
+     "Sweethearts", "Heart Breaker", "Adminah", "Guestrin", "Christopher Guest", "Systema",
+     "Serverin", "Modesto", "Supporter", "Staffan", "McDonald", "Ana María", "Jean-Luc",
+     "O'Brien", "Ng Wei Ling", "Siobhán", "Zhang Wei", "Ahmed Ali", "Priya K", "Kim Ji-woo",
+     "Heartsease"],
+)
 def test_ordinary_names_are_fine(name: str) -> None:
     assert check_name(name)[0] == name
 
