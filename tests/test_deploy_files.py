@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import ast
 import copy
-import importlib.util
 import re
 import shutil
 import socket
 import subprocess
-import sys
 import threading
 import time
 import urllib.request
@@ -529,40 +527,3 @@ def test_the_schema_check_can_fail(
     with pytest.raises(kubernetes_validate.ValidationError):
         kubernetes_validate.validate(deployment, version, strict=True)
 
-
-# -- the smoke run's bookkeeping -------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def smoke_play() -> Any:
-    spec = importlib.util.spec_from_file_location("smoke_play", DEPLOY / "smoke_play.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while it loads
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_smoke_counts_a_move_lost_only_when_the_room_no_longer_shows_it(smoke_play: Any) -> None:
-    Ack = smoke_play.Ack
-    view = {
-        "game": {
-            "hand_number": 2,
-            "tricks": [{"leader": 0, "cards": ["2C", "3C", "4C", "5C"]}],
-            "trick": {"leader": 1, "cards": ["AC"]},
-            "passed": ["QS", "KS", "AS"],
-        }
-    }
-    kept = [
-        Ack("play", 1, ["QH"], 10),  # an earlier hand: it ended, so all its plays were stored
-        Ack("play", 2, ["3C"], 40),
-        Ack("play", 2, ["AC"], 45),  # in the trick under way
-        Ack("pass", 2, ["AS", "QS", "KS"], 30),
-    ]
-    assert smoke_play.lost_moves(kept, view) == 0
-    lost = [
-        Ack("play", 2, ["KC"], 46),  # acknowledged, but not among the hand's cards
-        Ack("pass", 2, ["2H", "3H", "4H"], 30),  # not what the room says this seat passed
-        Ack("play", 3, ["2C"], 80),  # a hand the room has not reached
-    ]
-    assert smoke_play.lost_moves(kept + lost, view) == 3
