@@ -8,7 +8,10 @@ command and the store (``server/store/accounts.py``). It owns the secrets' handl
   never stalls the event loop, and at most ``HASHING_AT_ONCE`` at a time per node, so a burst
   of log-ins cannot take every core. (argon2-cffi's own default, 64 MiB with 4 lanes, took
   about 0.5 s a hash on the 2-core development machine: a log-in flood would be a cheap way
-  to stall a node.) Passwords are never logged, stored or compared in the clear. A stored
+  to stall a node.) A password is normalised to NFKC before it is hashed or verified
+  (``password_text``), and one longer than ``MAX_PASSWORD`` is refused, never cut; a hash
+  made before normalising opens with the text as typed, once, and is then rehashed. Passwords
+  are never logged, stored or compared in the clear. A stored
   hash made with other parameters is upgraded at the next log-in. Logging in to a name nobody
   holds still spends one verification, so the answer's timing does not tell which names exist.
 - Session tokens are 256 random bits (``secrets``), prefixed ``hs1.``; the store keeps only
@@ -37,6 +40,7 @@ import hashlib
 import logging
 import os
 import secrets
+import unicodedata
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -135,12 +139,17 @@ def token_digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def check_password(raw: object) -> str:
-    if not isinstance(raw, str) or not MIN_PASSWORD <= len(raw) <= MAX_PASSWORD:
+def password_text(raw: object, minimum: int = MIN_PASSWORD) -> str:
+    """The password as it is hashed and verified: NFKC (NIST SP 800-63B), so one password typed
+    composed, decomposed or in compatibility forms is one password. ``bad_password`` unless it
+    has ``minimum`` to ``MAX_PASSWORD`` characters once normalised: a longer one is refused,
+    never cut (the body limit, 4096 bytes, bounds what normalising can be asked to do)."""
+    text = unicodedata.normalize("NFKC", raw) if isinstance(raw, str) else ""
+    if not isinstance(raw, str) or not minimum <= len(text) <= MAX_PASSWORD:
         raise ProtocolError(
             "bad_password", f"A password has {MIN_PASSWORD} to {MAX_PASSWORD} characters."
         )
-    return raw
+    return text
 
 
 class Accounts:
@@ -174,6 +183,16 @@ class Accounts:
                 return await asyncio.to_thread(self.hasher.verify, hashed, password)
         except (VerifyMismatchError, VerificationError, InvalidHashError):
             return False
+
+    async def _opens(self, hashed: str, raw: str, text: str) -> str | None:
+        """The form of a typed password that matches ``hashed``: ``text`` (normalised), else
+        ``raw`` once, for a hash made before passwords were normalised (the caller rehashes
+        ``text`` then); None if neither does. ASCII is its own NFKC: one verify."""
+        if await self._matches(hashed, text):
+            return text
+        if raw != text and await self._matches(hashed, raw):
+            return raw
+        return None
 
     @cached_property
     def _decoy(self) -> str:
@@ -275,7 +294,7 @@ class Accounts:
         """A new account and its first session. With a valid guest token the account takes the
         guest's player id: its rating, history and ladder standing carry over."""
         name, key = self._name(raw_name)
-        password = check_password(raw_password)
+        password = password_text(raw_password)
         player_id = "a_" + secrets.token_urlsafe(12)
         if guest_token:
             guest = self.guests.verify(guest_token)
@@ -295,19 +314,20 @@ class Accounts:
     ) -> tuple[Identity, str]:
         if not isinstance(raw_name, str) or not isinstance(raw_password, str):
             raise ProtocolError("bad_field", "Send a name and a password.")
+        password = password_text(raw_password, minimum=0)  # over-long: refused, not a guess
         key = name_key(raw_name[:64])
         await self._login_throttles(key, address)
         account = await self.store.account_by_name(key) if key else None
-        password = raw_password[:MAX_PASSWORD]
         if account is None:
-            await self._matches(self._decoy, password)
+            await self._opens(self._decoy, raw_password, password)
             raise ProtocolError("wrong_credentials")
-        if not await self._matches(account.password_hash, password):
+        opened = await self._opens(account.password_hash, raw_password, password)
+        if opened is None:
             raise ProtocolError("wrong_credentials")
         await self.store.clear_hits(f"login-pair:{key}:{address}")
-        if self.hasher.check_needs_rehash(account.password_hash):
-            # Parameters were raised since this hash was made: upgrade it (this also ends the
-            # account's other sessions, as any password write does).
+        if opened != password or self.hasher.check_needs_rehash(account.password_hash):
+            # Made from the unnormalised text, or with parameters raised since: upgrade it
+            # (this also ends the account's other sessions, as any password write does).
             await self.store.set_password(account.player_id, await self._hash(password))
         return Identity(account.player_id, account.name, account=True), await self._new_session(
             account.player_id
@@ -325,13 +345,14 @@ class Accounts:
         identity = await self.verify(token)
         if identity is None or not identity.account:
             raise ProtocolError("bad_token", "Log in to change your password.")
-        new = check_password(raw_new)
+        new = password_text(raw_new)
         account = await self.store.account(identity.player)
         if account is None or not isinstance(raw_old, str):
             raise ProtocolError("wrong_credentials")
+        old = password_text(raw_old, minimum=0)
         # A stolen session must not become a way round the log-in throttles.
         await self._login_throttles(account.name_key, address)
-        if not await self._matches(account.password_hash, raw_old[:MAX_PASSWORD]):
+        if await self._opens(account.password_hash, raw_old, old) is None:
             raise ProtocolError("wrong_credentials")
         await self.store.clear_hits(f"login-pair:{account.name_key}:{address}")
         await self.store.set_password(account.player_id, await self._hash(new))

@@ -6,10 +6,13 @@ passwords, not the hash's strength.
 
 from __future__ import annotations
 
+import unicodedata
+
+import pytest
 from argon2 import PasswordHasher
 
 from protocol.errors import ProtocolError
-from server.accounts import AccountPolicy, Accounts
+from server.accounts import MAX_PASSWORD, AccountPolicy, Accounts
 from server.store.league import LeagueStore
 
 PASSWORD = "a fine password"
@@ -103,3 +106,51 @@ async def test_a_guest_whose_name_an_account_takes_is_asked_for_another(
     # asks its player for a new name, as for any refused guest token).
     assert await accounts.verify(early_token) is None
     assert await accounts.verify(other_token) is not None
+
+
+def nfd(text: str) -> str:
+    return unicodedata.normalize("NFD", text)
+
+
+async def test_a_password_is_the_same_in_any_unicode_form(league: LeagueStore) -> None:
+    clock = Clock()
+    accounts = service(league, clock)
+    typed = "Zoë’s café passphrase"
+    assert nfd(typed) != typed
+    await accounts.sign_up("Zoe", typed, "10.0.0.5")
+    assert await accounts.log_in("Zoe", nfd(typed), "10.0.0.5")
+    _, token = await accounts.log_in("Zoe", typed, "10.0.0.5")
+    _, token = await accounts.change_password(token, nfd(typed), nfd("Ⅻ ﬁne ｗｉｄｅ"), "10.0.0.5")
+    assert await accounts.log_in("Zoe", "XII fine wide", "10.0.0.5")  # NFKC: compatibility forms
+
+
+async def test_an_over_long_password_is_refused_not_cut(league: LeagueStore) -> None:
+    clock = Clock()
+    accounts = service(league, clock)
+    whole = "p" * MAX_PASSWORD
+    await accounts.sign_up("Lena", whole, "10.0.0.6")
+    for longer in (whole + "tail", whole + "p"):
+        with pytest.raises(ProtocolError) as e:
+            await accounts.log_in("Lena", longer, "10.0.0.6")
+        assert e.value.code == "bad_password"
+    with pytest.raises(ProtocolError) as e:
+        await accounts.sign_up("Lenb", whole + "p", "10.0.0.6")
+    assert e.value.code == "bad_password"
+    assert await accounts.log_in("Lena", whole, "10.0.0.6")
+
+
+async def test_a_hash_of_an_unnormalised_password_still_opens_and_is_upgraded(
+    league: LeagueStore,
+) -> None:
+    clock = Clock()
+    accounts = service(league, clock)
+    typed = nfd("Zoë’s café passphrase")  # as a browser sent it before passwords were normalised
+    made, _ = await accounts.sign_up("Old", "placeholder pw", "10.0.0.7")
+    await league.set_password(made.player, accounts.hasher.hash(typed))
+    before = await league.account(made.player)
+    assert await accounts.log_in("Old", typed, "10.0.0.7")  # the raw form, tried once
+    after = await league.account(made.player)
+    assert before is not None and after is not None
+    assert after.password_hash != before.password_hash  # rehashed from the normalised form
+    assert accounts.hasher.verify(after.password_hash, unicodedata.normalize("NFKC", typed))
+    assert await accounts.log_in("Old", unicodedata.normalize("NFC", typed), "10.0.0.7")
