@@ -54,6 +54,10 @@ STORE_TROUBLE = frozenset({"store_unavailable", "outcome_unknown"})
 OUTBOX_LIMIT = 2000  # a client this far behind is dropped; it resumes from its last seq
 RATE_PER_SECOND = 50.0
 RATE_BURST = 200.0  # a fast scripted client stays under it; a flood does not
+# Seconds of the rate let through beyond the documented burst: a client that keeps to the limit
+# by its own clock sees its frames read here a little bunched (the network, this loop's lag).
+RATE_SLACK = 0.5
+RATE_ROOM = RATE_BURST / RATE_PER_SECOND + RATE_SLACK  # how far ahead of the rate a client may be
 POLICY_VIOLATION = 1008
 MESSAGE_TOO_BIG = 1009
 
@@ -69,9 +73,8 @@ class Connection:
     # A node holds thousands: no per-instance dict.
     __slots__ = (
         "__weakref__",
+        "_full_at",
         "_held",
-        "_refill",
-        "_tokens",
         "closed",
         "codec",
         "dropped",
@@ -102,8 +105,7 @@ class Connection:
         self.wake: Callable[[], None] = no_writer
         self.dropped = False  # fell OUTBOX_LIMIT frames behind: closed once they are sent
         self._held: list[tuple[int, Event]] | None = None
-        self._tokens = RATE_BURST
-        self._refill = time.monotonic()
+        self._full_at = 0.0  # the rate limit's state (``rate_limit``): a whole burst to spend
         self.closed = False
 
     # -- outgoing --------------------------------------------------------------------------
@@ -179,19 +181,19 @@ class Connection:
 
     # -- incoming --------------------------------------------------------------------------
 
-    def check_rate(self) -> None:
-        now = time.monotonic()
-        self._tokens = min(RATE_BURST, self._tokens + (now - self._refill) * RATE_PER_SECOND)
-        self._refill = now
-        if self._tokens < 1:
+    def check_rate(self, arrived: float) -> None:
+        full_at = rate_limit(self._full_at, arrived)
+        if full_at is None:
             # The documented code first, then the close: a client sees why (docs/protocol.md).
             self.push(error_frame(None, "rate_limited"))
             log.warning("connection %s sent a flood: closing it", self.id)
             raise Closing(POLICY_VIOLATION, "flood")
-        self._tokens -= 1
+        self._full_at = full_at
 
-    async def on_frame(self, frame: bytes | str) -> None:
-        self.check_rate()
+    async def on_frame(self, frame: bytes | str, arrived: float | None = None) -> None:
+        """Take one frame, read from the socket at ``arrived`` (``time.monotonic()``; now if
+        None): a frame that waited behind slower commands is judged by when it came."""
+        self.check_rate(time.monotonic() if arrived is None else arrived)
         if len(frame) > MAX_FRAME_BYTES:
             raise Closing(MESSAGE_TOO_BIG, "frame too large")
         re: object = None
@@ -406,6 +408,17 @@ class Connection:
         if state is None:
             raise ProtocolError("room_not_found")
         return state
+
+
+def rate_limit(full_at: float, now: float) -> float | None:
+    """The rate limit of docs/protocol.md, "Limits", for one more frame at ``now``: a token
+    bucket of RATE_BURST tokens that refills at RATE_PER_SECOND, kept as the time it would be
+    full again (``full_at``, 0 for a full one). Returns the new ``full_at``, or None when the
+    frame is over the limit by more than RATE_SLACK seconds of the rate."""
+    full_at = max(full_at, now) + 1 / RATE_PER_SECOND
+    if full_at - now > RATE_ROOM + 1e-9:  # not refused at the limit exactly by a rounding
+        return None
+    return full_at
 
 
 def no_writer() -> None:

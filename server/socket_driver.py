@@ -4,8 +4,9 @@ After the accept, the app hands the socket over (``ws_protocol.DirectSend.detach
 coroutine returns. Messages then arrive in the protocol's read callback and wait in a small inbox;
 a task takes them in order, one command at a time, and exists only while any wait, so an idle
 socket holds no task and no coroutine frame. A client that sends faster than its commands run has
-its reading paused once ``INBOX_HIGH`` messages wait (TCP then pushes back on it, and the rate
-limit still judges every message as it is taken), and resumed once they are done.
+its reading paused once ``INBOX_HIGH`` messages wait (TCP then pushes back on it), and resumed
+once they are done. Each message keeps the time it was read: the rate limit judges it by that,
+not by when its command runs, so the time it waited behind slower commands is not its sender's.
 
 When the connection is gone, however it ended, the node's ``on_gone`` runs once, after any
 command in progress has finished.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -43,7 +45,7 @@ class SocketDriver:
         # for a fork), and it was 2 % of a loaded node's samples here.
         self._loop = asyncio.get_running_loop()
         # A list, not a deque: it holds a message or two, and an empty deque is a 64-slot block.
-        self._inbox: list[bytes | str] = []
+        self._inbox: list[tuple[bytes | str, float]] = []  # each message, and when it was read
         self._task: asyncio.Task[None] | None = None
         self._gone = False
         send.detach(self.received, self.closed)
@@ -52,7 +54,7 @@ class SocketDriver:
         """The protocol read a message: take it now if idle, else after those waiting."""
         if self._gone:
             return
-        self._inbox.append(frame)
+        self._inbox.append((frame, time.monotonic()))
         if self._task is None:
             self._task = self._loop.create_task(self._serve())
         elif len(self._inbox) >= INBOX_HIGH:
@@ -69,7 +71,7 @@ class SocketDriver:
         conn, inbox = self.conn, self._inbox
         try:
             while inbox:
-                await conn.on_frame(inbox.pop(0))
+                await conn.on_frame(*inbox.pop(0))
         except Closing as e:
             inbox.clear()
             self.writer.flush()  # the answer that came before the close

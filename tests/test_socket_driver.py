@@ -6,6 +6,7 @@ once, after the command in progress."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Sequence
 from types import SimpleNamespace
 from typing import Any
@@ -53,15 +54,17 @@ class SlowConnection(Connection):
     def __init__(self) -> None:
         super().__init__(SimpleNamespace(id="n"), Codec(JSON))  # type: ignore[arg-type]
         self.taken: list[bytes | str] = []
+        self.arrived: list[float | None] = []
         self.busy = 0
         self.most_busy = 0
         self.go = asyncio.Event()
 
-    async def on_frame(self, frame: bytes | str) -> None:
+    async def on_frame(self, frame: bytes | str, arrived: float | None = None) -> None:
         self.busy += 1
         self.most_busy = max(self.most_busy, self.busy)
         try:
             self.taken.append(frame)
+            self.arrived.append(arrived)
             if frame == b"wait":
                 await self.go.wait()
             if frame == b"bad":
@@ -102,6 +105,22 @@ async def test_messages_are_taken_in_order_one_at_a_time_and_no_task_waits_when_
     assert conn.taken == [b"wait", b"a", "b", b"c"]
     assert conn.most_busy == 1
     assert driver._task is None  # idle: no task holds the socket
+
+
+async def test_a_message_is_judged_by_when_it_was_read_not_when_its_command_runs() -> None:
+    """The rate limit (``Connection.check_rate``) gets each message's time of reading: one that
+    waited behind a slow command was not sent at the moment it is taken."""
+    conn, send, _, _ = driven()
+    assert send.on_message is not None
+    send.on_message(b"wait")
+    read_at = time.monotonic()
+    send.on_message(b"a")
+    await asyncio.sleep(0.2)
+    conn.go.set()
+    await turns()
+    assert conn.taken == [b"wait", b"a"]
+    arrived = conn.arrived[1]
+    assert arrived is not None and abs(arrived - read_at) < 0.05
 
 
 async def test_a_fast_sender_is_paused_then_resumed() -> None:
