@@ -24,6 +24,8 @@ pause and resume of reading that uvicorn does for each one. The app then paces r
 (``pause_reading``, ``resume_reading``) and closes with ``close``. A detached socket without
 permessage-deflate also reads its frames itself (``server.ws_frames``: whole text and binary
 frames and pongs); the first frame of any other kind, and all after it, go to websockets.
+websockets' parser is given one correction (``_ServerProtocol``): a close frame between a
+message's fragments is answered with a close, as RFC 6455 asks, not failed with 1002.
 Everything else is uvicorn's.
 """
 
@@ -43,6 +45,7 @@ from websockets.exceptions import InvalidState
 from websockets.frames import Frame, Opcode
 from websockets.http11 import Request
 from websockets.protocol import OPEN
+from websockets.server import ServerProtocol
 
 from server import ws_frames
 
@@ -129,6 +132,18 @@ class DirectSend:
             protocol.resume_socket_reading()
 
 
+class _ServerProtocol(ServerProtocol):
+    """websockets' server side, but a close between a message's fragments closes cleanly."""
+
+    def recv_frame(self, frame: Frame) -> None:
+        if frame.opcode is Opcode.CLOSE:
+            # RFC 6455 5.4: control frames may come between a message's fragments, and 5.5.1:
+            # a close is answered with a close. websockets fails the connection instead (1002
+            # "incomplete fragmented message"); the unfinished message is dropped.
+            self.current_size = None
+        super().recv_frame(frame)
+
+
 class BatchingWebSocketProtocol(WebSocketsSansIOProtocol):
     round_trip: RoundTrip
     direct: DirectSend | None = None
@@ -140,6 +155,12 @@ class BatchingWebSocketProtocol(WebSocketsSansIOProtocol):
     # handshake's request was all of it.
     _fast: bytearray | None = None
     _before: bytearray | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # uvicorn builds websockets' protocol; its class is swapped rather than the object
+        # rebuilt here with a copy of uvicorn's arguments.
+        self.conn.__class__ = _ServerProtocol
 
     def data_received(self, data: bytes) -> None:
         fast = self._fast
