@@ -4,8 +4,11 @@ small page-reading functions that know the web client's markup (server/static/).
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import time
+from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +41,74 @@ def chromium_path() -> str:
     if found is None:
         pytest.fail("chromium is not installed (apt-get install chromium, or make system-deps)")
     return found
+
+
+@dataclass
+class Console:
+    """The console errors and uncaught exceptions of every page one test opened, less the ones
+    a step of the test causes on purpose (``expect``)."""
+
+    problems: list[str] = field(default_factory=list)
+    expected: list[str] = field(default_factory=list)
+
+    def watch(self, context: Any) -> None:
+        """Listen to every page of ``context`` (Chromium reports CSP refusals and failed loads
+        as console errors)."""
+
+        def on_console(message: Any) -> None:
+            if message.type == "error":
+                where = message.location
+                self._error(f"console: {message.text} ({where['url']}:{where['lineNumber']})")
+
+        context.on("console", on_console)
+        context.on("weberror", lambda e: self._error(f"page error: {e.error}"))
+
+    def expect(self, fragment: str) -> None:
+        """The next step logs one console error containing ``fragment`` on purpose, and must.
+        Only for what no script can silence: Chromium logs every 4xx answer to a fetch."""
+        self.expected.append(fragment)
+
+    def _error(self, text: str) -> None:
+        for i, fragment in enumerate(self.expected):
+            if fragment in text:
+                del self.expected[i]
+                return
+        self.problems.append(text)
+
+    def verdict(self) -> str:
+        """What went wrong, identical messages counted once ("" when nothing did)."""
+        # CSP messages differ only by the refused text's hash.
+        seen = Counter(re.sub(r"'sha256-[^']*'", "'sha256-…'", p) for p in self.problems)
+        lines = [f"{n} × {text}" for text, n in seen.items()]
+        lines += [f"expected, never logged: {fragment}" for fragment in self.expected]
+        if not lines:
+            return ""
+        return f"{len(self.problems)} console errors or page errors:\n" + "\n".join(lines)
+
+
+@pytest.fixture(autouse=True, name="console")
+def console_guard(browser: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Console]:
+    """Fail the test if any page it opened logged a console error or threw: every context and
+    page made through ``browser`` during the test is watched. Each browser test module imports
+    this (autouse there); a test asks for ``console`` to declare an expected error."""
+    console = Console()
+    new_context, new_page = browser.new_context, browser.new_page
+
+    def watched_context(**options: Any) -> Any:
+        context = new_context(**options)
+        console.watch(context)
+        return context
+
+    def watched_page(**options: Any) -> Any:
+        page = new_page(**options)
+        console.watch(page.context)
+        return page
+
+    monkeypatch.setattr(browser, "new_context", watched_context)
+    monkeypatch.setattr(browser, "new_page", watched_page)
+    yield console
+    if verdict := console.verdict():
+        pytest.fail(verdict)
 
 
 def screenshot(page: Any, name: str, *, full_page: bool = True) -> Path:
@@ -188,16 +259,11 @@ def play_first_legal(page: Any) -> str:
     return card
 
 
-def new_page(
-    browser: Any, viewport: dict[str, int] = DESKTOP, **options: Any
-) -> tuple[Any, Any, list[str]]:
-    """A fresh context and page at ``viewport``; the list fills with the page's errors."""
+def new_page(browser: Any, viewport: dict[str, int] = DESKTOP, **options: Any) -> tuple[Any, Any]:
+    """A fresh context and page at ``viewport`` (its errors go to the ``console`` guard)."""
     context = browser.new_context(viewport=viewport, **options)
     context.set_default_timeout(20_000)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    return context, page, errors
+    return context, context.new_page()
 
 
 def play_until(page: Any, done: str, timeout: float = 60) -> None:

@@ -19,13 +19,14 @@ import pytest
 
 from protocol.shuffle import deal_context, seat_commitment
 from tests.browser_support import (
-    DESKTOP,
     INJECT_JS,
     PHONE,
     ROOT,
     Frames,
     click_card,
+    console_guard,  # noqa: F401  (autouse: fails a test whose pages logged an error)
     new_guest,
+    new_page,
     screenshot,
     wait_for_decision,
 )
@@ -47,18 +48,6 @@ def server() -> Iterator[ServerProcess]:
         yield proc
     finally:
         proc.stop()
-
-
-def _context(browser: Any, viewport: dict[str, int] = DESKTOP) -> Any:
-    context = browser.new_context(viewport=viewport)
-    context.set_default_timeout(20_000)
-    return context
-
-
-def _errors(page: Any) -> list[str]:
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    return errors
 
 
 # --- the fair deal in the browser ------------------------------------------------------------
@@ -119,9 +108,7 @@ def test_fair_deal_matches_the_known_answers(browser: Any, server: ServerProcess
     """fairdeal.js re-derives every vector of protocol/vectors (WebCrypto and the JS fallback)."""
     deal = json.loads((ROOT / "protocol/vectors/deal-v1.json").read_text())
     audit = json.loads((ROOT / "protocol/vectors/audit-v1.json").read_text())
-    context = _context(browser)
-    page = context.new_page()
-    errors = _errors(page)
+    context, page = new_page(browser)
     page.goto(server.base + "/static/index.html")
     for fallback, backend in ((False, "webcrypto"), (True, "js")):
         got = page.evaluate(VECTORS_JS, [deal, audit, fallback])
@@ -145,7 +132,6 @@ def test_fair_deal_matches_the_known_answers(browser: Any, server: ServerProcess
         assert re.fullmatch(r"[0-9a-f]{64}", got["secret"])
         python = seat_commitment(deal_context("g-0001", 1), 2, bytes.fromhex(got["secret"]))
         assert got["secretCommitment"] == python.hex()
-    assert errors == []
     context.close()
 
 
@@ -155,9 +141,7 @@ def test_fair_deal_matches_the_known_answers(browser: Any, server: ServerProcess
 def test_a_whole_game_with_bots_a_watcher_and_a_dropped_connection(
     browser: Any, server: ServerProcess
 ) -> None:
-    context = _context(browser)
-    page = context.new_page()
-    errors = _errors(page)
+    context, page = new_page(browser)
     frames = Frames().attach(page)
 
     new_guest(page, server.base, "Ann")
@@ -183,9 +167,7 @@ def test_a_whole_game_with_bots_a_watcher_and_a_dropped_connection(
     assert page.locator(".seat .badge.bot").count() == 3
 
     # A second browser (a phone) opens the invite link: every seat is taken, so it watches.
-    watcher_context = _context(browser, PHONE)
-    watcher = watcher_context.new_page()
-    watcher_errors = _errors(watcher)
+    watcher_context, watcher = new_page(browser, PHONE)
     new_guest(watcher, server.base, "Wes", f"/r/{code.group(1)}")
     watcher.wait_for_selector("#watching", state="visible")
 
@@ -295,7 +277,6 @@ def test_a_whole_game_with_bots_a_watcher_and_a_dropped_connection(
     assert page.evaluate("hearts.model.game.scores") == [0, 0, 0, 0]
     assert page.locator("#deal-list li.ok").count() == 0  # the new game's deals are unchecked
     watcher.wait_for_selector("#result", state="hidden")
-    assert errors == [] and watcher_errors == []
     watcher_context.close()
     context.close()
 
@@ -388,9 +369,7 @@ def test_moon_choice_refusals_and_a_deal_that_does_not_verify(
     """Events fed to the page as if from the server: the moon choice prompt sends `moon`
     (here refused by the server, which the page shows), and an audit that does not verify
     raises a loud warning."""
-    context = _context(browser)
-    page = context.new_page()
-    errors = _errors(page)
+    context, page = new_page(browser)
     frames = Frames().attach(page)
     new_guest(page, server.base, "Mona")
     page.click("#open-room")
@@ -432,7 +411,6 @@ def test_moon_choice_refusals_and_a_deal_that_does_not_verify(
     assert "NOT verified" in page.inner_text("#deal-status")
     assert page.locator("#deal-list li.bad").count() == 1
     screenshot(page, "deal-warning")
-    assert errors == []
     context.close()
 
 
@@ -442,9 +420,7 @@ def test_moon_choice_refusals_and_a_deal_that_does_not_verify(
 def test_quick_play_and_the_ladder_light_up(browser: Any, server: ServerProcess) -> None:
     """The server offers quick play and a ladder: the lobby shows both, and a queued player
     is seated at a rated table (bots fill the empty seats)."""
-    context = _context(browser, PHONE)
-    page = context.new_page()
-    errors = _errors(page)
+    context, page = new_page(browser, PHONE)
     frames = Frames().attach(page)
     new_guest(page, server.base, "Quin")
     page.wait_for_selector('#quick-panel[data-supported="on"]')
@@ -467,7 +443,6 @@ def test_quick_play_and_the_ladder_light_up(browser: Any, server: ServerProcess)
     screenshot(page, "quick-play-phone")
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= PHONE["width"], f"the phone layout scrolls sideways ({width}px)"
-    assert errors == []
     context.close()
 
 
@@ -503,17 +478,13 @@ def _seat_clock(page: Any, seat: int) -> tuple[str, float]:
 def test_an_idle_seat_runs_out_of_time_and_is_booted(
     browser: Any, slow_server: ServerProcess
 ) -> None:
-    host_context = _context(browser)
-    host = host_context.new_page()
-    host_errors = _errors(host)
+    host_context, host = new_page(browser)
     new_guest(host, slow_server.base, "Hana")
     host.click("#open-room")
     host.wait_for_selector("#table-view", state="visible")
     link = host.input_value("#invite-link")
 
-    idle_context = _context(browser)
-    idle = idle_context.new_page()
-    idle_errors = _errors(idle)
+    idle_context, idle = new_page(browser)
     new_guest(idle, slow_server.base, "Ivo", link.removeprefix(slow_server.base))
     idle.wait_for_selector("#table-view", state="visible")
     assert idle.evaluate("hearts.model.you") == 1
@@ -553,6 +524,5 @@ def test_an_idle_seat_runs_out_of_time_and_is_booted(
     idle.wait_for_selector("#watching", state="visible")
     assert idle.locator("#hand button.card").count() == 0
     assert "booted" in host.inner_text("#log")
-    assert host_errors == [] and idle_errors == []
     idle_context.close()
     host_context.close()

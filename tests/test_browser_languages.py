@@ -15,6 +15,8 @@ from tests.browser_support import (
     DESKTOP,
     INJECT_JS,
     PHONE,
+    console_guard,  # noqa: F401  (autouse: fails a test whose pages logged an error)
+    new_page,
     open_table,
     out_of_view,
     pass_three,
@@ -74,11 +76,7 @@ def test_every_catalog_has_every_key(browser: Any, server: ServerProcess) -> Non
 )
 def test_a_hand_in_each_language(browser: Any, server: ServerProcess, lang: str, size: str) -> None:
     viewport = PHONE if size == "phone" else DESKTOP
-    context = browser.new_context(viewport=viewport, locale=lang)
-    context.set_default_timeout(20_000)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
+    context, page = new_page(browser, viewport, locale=lang)
     words = WORDS[lang]
     open_table(page, server.base, "Lia")
     assert page.evaluate("[document.documentElement.lang, document.documentElement.dir]") == [
@@ -108,7 +106,6 @@ def test_a_hand_in_each_language(browser: Any, server: ServerProcess, lang: str,
             checked = True
         play_first_legal(page)
     assert checked and page.evaluate("hearts.model.handLog.length") >= 1
-    assert errors == []
     context.close()
 
 
@@ -149,8 +146,7 @@ def _mirrored(page: Any, size: str) -> None:
 def test_the_language_can_be_switched_and_is_remembered(
     browser: Any, server: ServerProcess
 ) -> None:
-    context = browser.new_context(viewport=DESKTOP, locale="en-US")
-    page = context.new_page()
+    context, page = new_page(browser, DESKTOP, locale="en-US")
     open_table(page, server.base, "Sol")
     assert wait_for_decision(page) == "pass"
     assert page.inner_text("#leave-btn") == "Leave table"

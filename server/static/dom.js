@@ -1,4 +1,6 @@
 // A small element builder shared by the views: h("p", {class: "x"}, "text", child…).
+// `style` is an object of properties ({"--i": 3}), set through the CSSOM: the page's CSP
+// (style-src 'self') refuses every style="" attribute.
 
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
@@ -8,6 +10,7 @@ export function h(tag, attrs = {}, ...children) {
     else if (k === "text") el.textContent = v;
     else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
     else if (k === "dataset") Object.assign(el.dataset, v);
+    else if (k === "style") for (const [prop, value] of Object.entries(v)) el.style.setProperty(prop, String(value));
     else el.setAttribute(k, v === true ? "" : v);
   }
   for (const child of children.flat()) {

@@ -244,7 +244,7 @@ export class TableView {
     const count = playing && g?.handNumber && seat !== m.you ? Math.min(FAN_MAX, g.cardsLeft[seat]) : 0;
     const fan = $(".fan", el);
     while (fan.children.length > count) fan.lastChild.remove();
-    while (fan.children.length < count) fan.append(h("span", { class: "back", style: `--i: ${fan.children.length}` }));
+    while (fan.children.length < count) fan.append(h("span", { class: "back", style: { "--i": fan.children.length } }));
     fan.style.setProperty("--n", String(count));
     fan.hidden = count === 0;
     const meta = g && s ? `${t("seat.score", { n: g.scores[seat] })}${playing ? ` · ${t("seat.this_hand", { n: g.takenPoints[seat] })}` : ""}` : m.status === "open" ? t("seat.waiting") : "";
