@@ -152,6 +152,7 @@ def mutate(frame: Frame, rng: random.Random, binary: bool) -> Frame:
 async def run(args: argparse.Namespace, base: str, ws_url: str) -> int:
     table = FuzzTable(base, ws_url)
     await table.start(per_kind=args.sockets)
+    before = node_gauges(base)
     feed = Feed(args.seed)
     generator = threading.Thread(target=feed.generate, args=(args.seed,), daemon=True)
     generator.start()
@@ -201,6 +202,8 @@ async def run(args: argparse.Namespace, base: str, ws_url: str) -> int:
         print("honest:", text)
     await table.close()
     generator.join(5)
+    await asyncio.sleep(2)  # the node lets go of the closed sockets
+    after = node_gauges(base)
     print(f"seconds: {elapsed:.1f}")
     print(f"sockets: {len(table.attackers)}")
     print(f"frames_fresh: {feed.counts['fresh']}")
@@ -217,11 +220,32 @@ async def run(args: argparse.Namespace, base: str, ws_url: str) -> int:
     print(f"deal_verdict_problems: {len(table.verdict_problems())}")
     print(f"server_up: {'yes' if up else 'no'}")
     print(f"known_findings: {dict(sorted(known.items()))}")
+    print(f"node_sockets_left_open: {after.get('hearts_connections', -1):.0f}")
+    mib = 2**20
+    rss = [g.get("process_resident_memory_bytes", 0) / mib for g in (before, after)]
+    print(f"node_rss_mib: {rss[0]:.0f} at the start, {rss[1]:.0f} at the end")
+    fds = [g.get("process_open_fds", -1) for g in (before, after)]
+    print(f"node_open_files: {fds[0]:.0f} at the start, {fds[1]:.0f} at the end")
     print(f"problems: {len(new)}")
     print(f"frames: {tally.frames}")
     print(f"internal_errors: {tally.internal_errors}")
     bad = new or tally.internal_errors or not finished or not up or table.honest_problems
     return 1 if bad else 0
+
+
+def node_gauges(base: str) -> dict[str, float]:
+    """The node's open sockets, memory and open files (its /metrics): a leak shows in them."""
+    wanted = ("hearts_connections", "process_resident_memory_bytes", "process_open_fds")
+    try:
+        with urllib.request.urlopen(base + "/metrics", timeout=5) as resp:
+            lines = resp.read().decode().splitlines()
+    except OSError:
+        return {}
+    return {
+        name: float(value)
+        for name, _, value in (line.partition(" ") for line in lines)
+        if name in wanted
+    }
 
 
 def server_up(base: str) -> bool:

@@ -23,6 +23,7 @@ from websockets.typing import Subprotocol
 
 from protocol.client import CommandError, HeartsClient, guest
 from protocol.codec import JSON, MSGPACK, Codec
+from server.connection import RATE_BURST, RATE_PER_SECOND
 
 from .fuzz_frames import Frame, answer_problems, comparable_view, trace_text
 
@@ -40,7 +41,9 @@ RACES = frozenset(  # what a prompt's own answer may meet when the seat's other 
     }
 )
 ANSWER_WAIT = 10.0
-RATE, BURST = 40.0, 150.0  # under the server's 50/s after a burst of 200
+# Each hostile socket keeps to the documented rate limit exactly (docs/protocol.md, "Limits"):
+# the server must never close it as a flood.
+RATE, BURST = RATE_PER_SECOND, RATE_BURST
 CHURN_AFTER = 150  # anon and stranger sockets start afresh rather than wait for the rate
 
 
