@@ -4,11 +4,11 @@ seconds of the rate more pass too (frames bunched on the way); one frame past th
 
 from __future__ import annotations
 
+from load_tests.soak_rate import REFILL, burst_then_rate
 from server.connection import RATE_BURST, RATE_PER_SECOND, RATE_SLACK, rate_limit
 
 BURST = int(RATE_BURST)
 SLACK = int(RATE_SLACK * RATE_PER_SECOND)
-REFILL = RATE_BURST / RATE_PER_SECOND
 
 
 def send(full_at: float, times: list[float]) -> tuple[float, int | None]:
@@ -19,10 +19,6 @@ def send(full_at: float, times: list[float]) -> tuple[float, int | None]:
             return full_at, n
         full_at = after
     return full_at, None
-
-
-def burst_then_rate(start: float, burst: int, rate: float, count: int) -> list[float]:
-    return [start] * burst + [start + k / rate for k in range(1, count + 1)]
 
 
 def test_the_documented_limit_exactly_always_passes() -> None:
