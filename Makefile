@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 
 # constraints.txt pins every package to the versions make test last passed with, so a release
 # upstream (a newly typed redis-py, a stricter mypy) cannot fail CI on a clean clone.
-$(STAMP): pyproject.toml constraints.txt setup.py server/bots/_walks.c
+$(STAMP): pyproject.toml constraints.txt setup.py server/core/bots/_walks.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -c constraints.txt -e '.[dev]'

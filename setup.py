@@ -1,7 +1,7 @@
 """The one thing pyproject.toml cannot say: the optional C extension of the bots' tree walks.
 
 ``optional=True``: where no C compiler is at hand the install goes on without it, and
-``server/bots/walks.py`` runs the same walks in Python (slower, the same results).
+``server/core/bots/walks.py`` runs the same walks in Python (slower, the same results).
 """
 
 import platform
@@ -15,8 +15,8 @@ POPCOUNT = ["-mpopcnt"] if platform.machine().lower() in ("x86_64", "amd64") els
 setup(
     ext_modules=[
         Extension(
-            "server.bots._walks",
-            ["server/bots/_walks.c"],
+            "server.core.bots._walks",
+            ["server/core/bots/_walks.c"],
             extra_compile_args=["-O3", *POPCOUNT],
             optional=True,
         )

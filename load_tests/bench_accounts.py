@@ -29,7 +29,7 @@ from argon2 import PasswordHasher
 
 from load_tests.bench_store import percentile, private_redis
 from protocol.errors import ProtocolError
-from server.accounts import AccountPolicy, Accounts, Limit, password_hasher
+from server.accounts.service import AccountPolicy, Accounts, Limit, password_hasher
 from server.store import open_league_store
 from server.store.league import LeagueStore
 

@@ -49,11 +49,11 @@ from load_tests.bots_summary import (
     report,
 )
 from protocol.cards import cards_in, mask_of_names, parse_card
-from server.bots import decide
-from server.bots.playout import play_out
-from server.bots.sparring import SPARRING, spar
-from server.room.game_view import game_view
-from server.rules import (
+from server.core.bots import decide
+from server.core.bots.playout import play_out
+from server.core.bots.sparring import SPARRING, spar
+from server.core.room.game_view import game_view
+from server.core.rules import (
     POINT_CARDS,
     Game,
     Hand,

@@ -17,7 +17,7 @@ import statistics
 import time
 from typing import Any
 
-from server.rules import Game, Phase, Rules, deal_from_deck
+from server.core.rules import Game, Phase, Rules, deal_from_deck
 
 # Card lists for every 13-bit suit pattern, so a random pick from a set is a few lookups.
 _SUIT_CARDS: list[list[tuple[int, ...]]] = [

@@ -4,10 +4,11 @@
 
 Every game seats one bot of each level (random, basic, normal, strong) and is played to 50,
 the quick-play target; the seats rotate through all 24 orders, so no level keeps a seat. Each
-game is rated with ``server.ratings.core.rate_game``, the call a rated game makes, in game order,
-from the new-player prior for every level. Printed: each level's mu, sigma and displayed rating,
+game is rated with ``server.core.ratings.core.rate_game``, the call a rated game makes, in game
+order, from the new-player prior for every level. Printed: each level's mu, sigma and displayed
+rating,
 the mean final score and win share, then the ``LEVEL_RATINGS`` dict for
-``server/bots/levels.py``, and last ``strong_display_rating``.
+``server/core/bots/levels.py``, and last ``strong_display_rating``.
 
 The scale's centre comes from the prior: TrueSkill keeps the levels' mean mu near 25, the mu of a
 new player, so a new player starts level with the average of the four bots.
@@ -23,8 +24,8 @@ import statistics
 import time
 
 from load_tests.bench_bots import bot_move, deck_for, random_move, waiting_seat
-from server.ratings.core import Rating, display_rating, new_rating, rate_game
-from server.rules import Game, Phase, Rules, deal_from_deck
+from server.core.ratings.core import Rating, display_rating, new_rating, rate_game
+from server.core.rules import Game, Phase, Rules, deal_from_deck
 
 LEVELS = ("random", "basic", "normal", "strong")
 ORDERS = list(itertools.permutations(range(len(LEVELS))))

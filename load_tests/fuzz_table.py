@@ -23,7 +23,7 @@ from websockets.typing import Subprotocol
 
 from protocol.client import CommandError, HeartsClient, guest
 from protocol.codec import JSON, MSGPACK, Codec
-from server.connection import RATE_BURST, RATE_PER_SECOND
+from server.net.connection import RATE_BURST, RATE_PER_SECOND
 
 from .fuzz_frames import Frame, answer_problems, comparable_view, trace_text
 

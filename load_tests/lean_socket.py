@@ -33,7 +33,7 @@ from websockets.protocol import OPEN
 from websockets.typing import Subprotocol
 from websockets.uri import parse_uri
 
-from server.ws_frames import BINARY, PING, TEXT, read_frames
+from protocol.ws_frames import BINARY, PING, TEXT, read_frames
 
 CLOSE_WAIT = 2.0  # seconds to wait for the server's end of a closing handshake
 READ = frozenset((TEXT, BINARY, PING))  # the server's frames read here, not by websockets

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import redis
 from prometheus_client.parser import text_string_to_metric_families
 
-from server.loop_lag import LoopLag as TimerLag
+from server.ops.loop_lag import LoopLag as TimerLag
 
 
 def descendants(pid: int) -> list[int]:

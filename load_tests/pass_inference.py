@@ -13,9 +13,9 @@ from __future__ import annotations
 import argparse
 import random
 
-from server.bots.basic import basic_pass
-from server.bots.knowledge import QUEEN_BIT
-from server.rules import Hand, PassDirection
+from server.core.bots.basic import basic_pass
+from server.core.bots.knowledge import QUEEN_BIT
+from server.core.rules import Hand, PassDirection
 
 DIRECTIONS = (PassDirection.LEFT, PassDirection.ACROSS, PassDirection.RIGHT)
 

@@ -1,4 +1,4 @@
-"""The pass's length weights (``server/bots/pass_table.py``): simulated, then checked.
+"""The pass's length weights (``server/core/bots/pass_table.py``): simulated, then checked.
 
     python -m load_tests.pass_lengths [--deals 30000] [--seed 7] [--write]
 
@@ -28,9 +28,9 @@ import math
 import random
 from pathlib import Path
 
-from server.bots.basic import basic_pass
-from server.bots.pass_prior import LENGTHS, Table, prior_of
-from server.rules import SUIT_MASKS, Hand, PassDirection
+from server.core.bots.basic import basic_pass
+from server.core.bots.pass_prior import LENGTHS, Table, prior_of
+from server.core.rules import SUIT_MASKS, Hand, PassDirection
 
 Key = tuple[int, int, int, int]  # direction, seat offset, suit, cards of the suit passed to us
 SHRINK = 20
@@ -164,7 +164,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--deals", type=int, default=30000, help="deals a direction")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--write", action="store_true", help="rewrite server/bots/pass_table.py")
+    parser.add_argument(
+        "--write", action="store_true", help="rewrite server/core/bots/pass_table.py"
+    )
     parser.add_argument("--check-deals", type=int, default=600)
     args = parser.parse_args(argv)
     table = simulate(args.deals, random.Random(args.seed))

@@ -35,7 +35,7 @@ from websockets.typing import Subprotocol
 from load_tests.cluster import Cluster, endpoint_for, require_loopback
 from protocol.client import guest
 from protocol.codec import MSGPACK
-from server.connection import RATE_BURST, RATE_PER_SECOND
+from server.net.connection import RATE_BURST, RATE_PER_SECOND
 
 REFILL = RATE_BURST / RATE_PER_SECOND  # seconds of idling that earn a whole burst back
 ANSWER_WAIT = 30.0

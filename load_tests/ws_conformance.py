@@ -8,7 +8,7 @@ Autobahn's cases expect an echo server; the server here answers every whole mess
 ``ping`` command, in the JSON subprotocol) with one ``ok`` or ``error`` frame, so a case's
 messages are such commands and "echoed" reads "answered". Each case sends its frames, in one
 write or in several, on a fresh socket that the server has detached (its own frame reader, not
-websockets', server/ws_protocol.py), and expects answers, pongs and a close (its code, or the
+websockets', server/net/ws_protocol.py), and expects answers, pongs and a close (its code, or the
 connection dropped) in order. The report's lines are ``name: value``; the last two are
 ``cases: N`` and ``failed: N``; every failed case is listed with what came instead.
 """
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlparse
 
 from load_tests.cluster import Cluster, endpoint_for, require_loopback
-from server import ws_frames
+from protocol import ws_frames
 
 TEXT, BINARY, CONT, CLOSE, PING, PONG = 0x1, 0x2, 0x0, 0x8, 0x9, 0xA
 ALL_OPCODES = frozenset(range(16))

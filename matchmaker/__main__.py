@@ -30,10 +30,10 @@ from dataclasses import dataclass
 from matchmaker.matching import MatchConfig
 from matchmaker.rooms_bridge import RoomsBridge
 from matchmaker.service import Matchmaker, default_node_id
-from server.bot_pool import BotPool
 from server.config import Settings, choose_redis_url
-from server.room.state import Clocks
-from server.rooms import RoomService
+from server.core.room.state import Clocks
+from server.play.bot_pool import BotPool
+from server.play.rooms import RoomService
 from server.store import RoomStore, open_league_store, open_store
 from server.store.league import LeagueStore
 

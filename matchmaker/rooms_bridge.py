@@ -12,14 +12,14 @@ import secrets
 from collections.abc import Mapping, Sequence
 
 from matchmaker.matching import Table
-from server.bots.levels import BOT_LEVELS, DEFAULT_LEVEL
-from server.ratings import display_rating
-from server.ratings.anchors import anchor_rating
-from server.room.bot_names import bot_name
-from server.room.commands import SeatPlayers
-from server.room.state import Clocks, TableOptions
-from server.rooms import RoomService
-from server.rules import Rules
+from server.core.bots.levels import BOT_LEVELS, DEFAULT_LEVEL
+from server.core.ratings import display_rating
+from server.core.ratings.anchors import anchor_rating
+from server.core.room.bot_names import bot_name
+from server.core.room.commands import SeatPlayers
+from server.core.room.state import Clocks, TableOptions
+from server.core.rules import Rules
+from server.play.rooms import RoomService
 from server.store.league import LeagueStore
 
 # Bot levels in order of preference when their ratings are equally close (e.g. all new).

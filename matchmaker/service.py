@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from matchmaker.matching import DEFAULT_CONFIG, MatchConfig, Table, find_tables
-from server.outage_log import OutageLog
+from server.ops.outage_log import OutageLog
 from server.store.league import LeagueStore
 
 log = logging.getLogger(__name__)

@@ -8,19 +8,19 @@ import os
 import uvicorn
 
 from protocol.codec import MAX_FRAME_BYTES
-from server import collector
 from server.app import create_app
 from server.config import Settings
-from server.http_protocol import HttpProtocol
-from server.log_setup import configure
-from server.ws_protocol import BatchingWebSocketProtocol
+from server.net.http_protocol import HttpProtocol
+from server.net.ws_protocol import BatchingWebSocketProtocol
+from server.ops import gc_pacing
+from server.ops.log_setup import configure
 
 
 def main() -> None:
     # JSON lines from the first message on (reading the settings may already warn).
     log_config = configure(os.environ.get("LOG_LEVEL", "INFO"))
     settings = Settings.from_env()
-    collector.install()  # no collector pause stalls every table at once (server/collector.py)
+    gc_pacing.install()  # no collector pause stalls every table at once (server/ops/gc_pacing.py)
     store = "redis " + settings.redis_url if settings.redis_url else "embedded in-process store"
     logging.getLogger("server").info(
         "Hearts Live on http://%s:%d (%s)", settings.host, settings.port, store

@@ -20,28 +20,28 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from protocol.codec import JSON, SUBPROTOCOLS, Codec
 from protocol.errors import ProtocolError, error_frame
-from server import metrics
-from server.account_routes import account_routes, bearer_token
-from server.accounts import Accounts
-from server.bot_pool import BotPool
-from server.collector import PacedCollections
+from server.accounts.identity import Identity
+from server.accounts.service import Accounts
 from server.config import Settings
-from server.connection import Closing, Connection
-from server.hub import Hub
-from server.identity import Identity
-from server.json_body import read_json, refused
-from server.loop_lag import LoopLag
-from server.presence import Presence
-from server.quickplay import QuickPlay
-from server.room.game_view import game_view
-from server.room.state import OptionError, parse_options
-from server.rooms import RoomService, public_info
-from server.scheduler import Scheduler
-from server.socket_driver import SocketDriver
-from server.socket_writer import start_writer
+from server.core.room.game_view import game_view
+from server.core.room.state import OptionError, parse_options
+from server.fanout.hub import Hub
+from server.fanout.presence import Presence
+from server.http.account_routes import account_routes, bearer_token
+from server.http.json_body import read_json, refused
+from server.net.connection import Closing, Connection
+from server.net.socket_driver import SocketDriver
+from server.net.socket_writer import start_writer
+from server.net.web_security import SecurityHeaders, origin_allowed
+from server.net.ws_protocol import DIRECT, ROUND_TRIP, DirectSend
+from server.ops import metrics
+from server.ops.gc_pacing import PacedCollections
+from server.ops.loop_lag import LoopLag
+from server.play.bot_pool import BotPool
+from server.play.quickplay import QuickPlay
+from server.play.rooms import RoomService, public_info
+from server.play.scheduler import Scheduler
 from server.store import RoomStore, open_store
-from server.web_security import SecurityHeaders, origin_allowed
-from server.ws_protocol import DIRECT, ROUND_TRIP, DirectSend
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).parent / "static"

@@ -8,8 +8,8 @@ import secrets
 import socket
 from dataclasses import dataclass, field
 
-from server.accounts import AccountPolicy
-from server.room.state import Clocks
+from server.accounts.service import AccountPolicy
+from server.core.room.state import Clocks
 
 log = logging.getLogger(__name__)
 

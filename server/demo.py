@@ -6,7 +6,7 @@ import argparse
 import secrets
 
 from protocol.cards import card_name, cards_in
-from server.rules import Game, Phase, Rules, deal_from_deck
+from server.core.rules import Game, Phase, Rules, deal_from_deck
 
 SEAT_NAMES = ("North", "East", "South", "West")
 

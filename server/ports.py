@@ -1,7 +1,7 @@
 """What a connection and quick play need of the node that holds them, as interfaces.
 
-``server.app.Node`` provides these; ``server.connection`` and ``server.quickplay`` depend on
-the interfaces only, so neither imports the app and no module imports back the one that
+``server.app.Node`` provides these; ``server.net.connection`` and ``server.play.quickplay`` depend
+on the interfaces only, so neither imports the app and no module imports back the one that
 imports it.
 """
 
@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from server.accounts import Accounts
+from server.accounts.identity import Identity
+from server.accounts.service import Accounts
 from server.config import Settings
-from server.hub import Hub
-from server.identity import Identity
-from server.rooms import RoomService
+from server.fanout.hub import Hub
+from server.play.rooms import RoomService
 from server.store import RoomStore
 
 

@@ -6,12 +6,12 @@ import random
 
 from protocol.cards import cards_in, mask_of_names
 from protocol.shuffle import deal_context, seat_commitment
-from server.room.clocks import deciding_seats, next_deadline
-from server.room.commands import BotAct, Command, CommitSecret, Event, RevealSecret, Tick
-from server.room.game_view import game_view
-from server.room.machine import new_room, step
-from server.room.state import Clocks, RoomState, TableOptions
-from server.rules import Phase, Rules
+from server.core.room.clocks import deciding_seats, next_deadline
+from server.core.room.commands import BotAct, Command, CommitSecret, Event, RevealSecret, Tick
+from server.core.room.game_view import game_view
+from server.core.room.machine import new_room, step
+from server.core.room.state import Clocks, RoomState, TableOptions
+from server.core.rules import Phase, Rules
 
 FAST = Clocks(bot_think=0.0, between_hands=0.0)
 
@@ -110,7 +110,7 @@ class Driver:
             self.do(Tick())
 
     def human_play_lowest(self, player: str) -> None:
-        from server.room.commands import PassCards, PlayCard
+        from server.core.room.commands import PassCards, PlayCard
 
         i = self.state.seat_of(player)
         view = game_view(self.state.game, i)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from protocol.cards import mask_of_names
-from server.rules import Hand, PassDirection
+from server.core.rules import Hand, PassDirection
 
 
 def deal(*named: list[str] | None) -> list[int]:

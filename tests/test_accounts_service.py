@@ -1,4 +1,4 @@
-"""The accounts service (``server/accounts.py``) on each store backend, on a clock of its own.
+"""The accounts service (``server.accounts.service``) on each store backend, on its own clock.
 
 Argon2id runs at its lowest cost here: these tests are about sessions, throttles, names and
 passwords, not the hash's strength.
@@ -12,7 +12,7 @@ import pytest
 from argon2 import PasswordHasher
 
 from protocol.errors import ProtocolError
-from server.accounts import MAX_PASSWORD, AccountPolicy, Accounts
+from server.accounts.service import MAX_PASSWORD, AccountPolicy, Accounts
 from server.store.league import LeagueStore
 
 PASSWORD = "a fine password"

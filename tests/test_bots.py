@@ -9,14 +9,14 @@ import random
 
 import pytest
 
-import server.bots
+import server.core.bots
 from protocol.cards import card_name, mask_of_names, names_of, parse_card
-from server.bots import BOT_LEVELS, Decision, decide, hint, priced_pass
-from server.bots.knowledge import knowledge_of
-from server.bots.outcome import choose_moon, utility
-from server.bots.search import equal_classes
-from server.room.game_view import game_view
-from server.rules import Game, Hand, Moon, Phase, Revokes, Rules, Tie, deal_from_deck
+from server.core.bots import BOT_LEVELS, Decision, decide, hint, priced_pass
+from server.core.bots.knowledge import knowledge_of
+from server.core.bots.outcome import choose_moon, utility
+from server.core.bots.search import equal_classes
+from server.core.room.game_view import game_view
+from server.core.rules import Game, Hand, Moon, Phase, Revokes, Rules, Tie, deal_from_deck
 
 from .test_bots_crafted import (
     DUCK_HANDS,
@@ -212,8 +212,8 @@ def test_decide_takes_a_view_and_nothing_that_could_hold_the_game() -> None:
     )
     assert list(inspect.signature(hint).parameters) == ["view", "level", "rng_seed"]
     # No bot module holds the Game class, so none can build or read one from a view.
-    for name in dir(server.bots):
-        module = getattr(server.bots, name)
+    for name in dir(server.core.bots):
+        module = getattr(server.core.bots, name)
         if inspect.ismodule(module):
             assert Game not in vars(module).values(), module.__name__
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from protocol.cards import mask_of_names, parse_card
-from server.room.game_view import game_view
-from server.rules import Game, Rules
+from server.core.room.game_view import game_view
+from server.core.rules import Game, Rules
 
 
 def game_at(hands: list[str], plays: str, rules: Rules | None = None) -> Game:

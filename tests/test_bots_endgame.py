@@ -7,14 +7,14 @@ import random
 
 import pytest
 
-from server.bots import search
-from server.bots.endgame import Solver, moon_table
-from server.bots.knowledge import knowledge_of
-from server.bots.levels import FLAT_RACE
-from server.bots.outcome import scored
-from server.bots.playout import play_out
-from server.room.game_view import game_view
-from server.rules import (
+from server.core.bots import search
+from server.core.bots.endgame import Solver, moon_table
+from server.core.bots.knowledge import knowledge_of
+from server.core.bots.levels import FLAT_RACE
+from server.core.bots.outcome import scored
+from server.core.bots.playout import play_out
+from server.core.room.game_view import game_view
+from server.core.rules import (
     POINT_CARDS,
     Game,
     Hand,

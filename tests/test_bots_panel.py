@@ -7,18 +7,18 @@ import random
 import pytest
 
 from protocol.cards import mask_of_names, parse_card
-from server.bots import BOT_LEVELS, decide, walks, worlds
-from server.bots.knowledge import Knowledge, knowledge_of
-from server.bots.levels import FLAT_RACE, LEVEL_RATINGS
-from server.bots.outcome import scored
-from server.bots.playout import cards_of
-from server.bots.sparring import SPARRING, spar
-from server.bots.styles import blocker_play, ducker_pass, shooter_pass
-from server.bots.walks import Root
-from server.bots.worlds import NoWorld
-from server.ratings.core import MU, Rating
-from server.room.game_view import game_view
-from server.rules import Game, Hand, Phase, Rules, points_in
+from server.core.bots import BOT_LEVELS, decide, walks, worlds
+from server.core.bots.knowledge import Knowledge, knowledge_of
+from server.core.bots.levels import FLAT_RACE, LEVEL_RATINGS
+from server.core.bots.outcome import scored
+from server.core.bots.playout import cards_of
+from server.core.bots.sparring import SPARRING, spar
+from server.core.bots.styles import blocker_play, ducker_pass, shooter_pass
+from server.core.bots.walks import Root
+from server.core.bots.worlds import NoWorld
+from server.core.ratings.core import MU, Rating
+from server.core.room.game_view import game_view
+from server.core.rules import Game, Hand, Phase, Rules, points_in
 
 from .test_bots import random_deal, strict_legal, waiting_seat
 from .test_bots_crafted import DUCK_HANDS, DUCK_PLAYS, MOON_HANDS, MOON_PLAYS, view_at
@@ -134,7 +134,7 @@ def test_the_benchmark_counts_only_deals_every_rotation_finished() -> None:
 def test_when_no_deal_explains_the_play_as_the_policy_would_the_deals_are_drawn_uniformly(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from server.bots import worlds
+    from server.core.bots import worlds
 
     k = knowledge_of(view_at(DUCK_HANDS, DUCK_PLAYS))
     rng = random.Random(6)

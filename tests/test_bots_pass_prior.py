@@ -6,13 +6,13 @@ import random
 
 from load_tests.pass_lengths import LOG_CHANCE, check, simulate
 from protocol.cards import mask_of_names
-from server.bots import walks
-from server.bots.knowledge import knowledge_of
-from server.bots.pass_prior import LENGTHS, length_prior, prior_of
-from server.bots.pass_table import LENGTH_WEIGHTS
-from server.bots.worlds import sampler_of
-from server.room.game_view import game_view
-from server.rules import SUIT_MASKS, Game, Phase, Rules
+from server.core.bots import walks
+from server.core.bots.knowledge import knowledge_of
+from server.core.bots.pass_prior import LENGTHS, length_prior, prior_of
+from server.core.bots.pass_table import LENGTH_WEIGHTS
+from server.core.bots.worlds import sampler_of
+from server.core.room.game_view import game_view
+from server.core.rules import SUIT_MASKS, Game, Phase, Rules
 
 from .test_bots_crafted import game_at
 from .test_bots_panel import _play_positions

@@ -1,6 +1,6 @@
 """The search's fast playout plays exactly what the rules engine allows, card for card.
 
-``server.bots.playout.play_out`` applies the standard rules inline for speed. Here the same
+``server.core.bots.playout.play_out`` applies the standard rules inline for speed. Here the same
 playouts run through the engine itself (``Hand.legal_plays`` and ``Hand.play`` pick the legal
 set and resolve every trick) from random positions, every mode of the opponent model; the cards
 played, who took what, and the number of cards must agree.
@@ -13,9 +13,9 @@ from collections.abc import Callable
 
 import pytest
 
-from server.bots.playout import cards_of, play_out, strict_moves, watched
-from server.bots.policy import choose
-from server.rules import POINT_CARDS, SUIT_MASKS, Hand, PassDirection, deal_from_deck
+from server.core.bots.playout import cards_of, play_out, strict_moves, watched
+from server.core.bots.policy import choose
+from server.core.rules import POINT_CARDS, SUIT_MASKS, Hand, PassDirection, deal_from_deck
 
 from .test_bots import random_deal
 
@@ -115,11 +115,11 @@ def test_a_playout_from_the_first_lead_of_the_hand_opens_with_the_two_of_clubs()
 
 
 def test_the_pass_search_meets_the_opponent_models_random_plays() -> None:
-    from server.bots.basic import basic_pass
-    from server.bots.knowledge import knowledge_of
-    from server.bots.search import _trial_pass
-    from server.room.game_view import game_view
-    from server.rules import Game, Rules
+    from server.core.bots.basic import basic_pass
+    from server.core.bots.knowledge import knowledge_of
+    from server.core.bots.search import _trial_pass
+    from server.core.room.game_view import game_view
+    from server.core.rules import Game, Rules
 
     rng = random.Random(8)
     differ = 0

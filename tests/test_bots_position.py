@@ -7,7 +7,7 @@ import random
 import pytest
 
 from protocol.cards import cards_in
-from server.rules import Hand, HandPhase, PassDirection, deal_from_deck
+from server.core.rules import Hand, HandPhase, PassDirection, deal_from_deck
 
 
 def random_hand_in_play(seed: int) -> list[Hand]:

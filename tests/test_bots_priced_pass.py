@@ -8,12 +8,12 @@ import random
 import pytest
 
 from protocol.cards import mask_of_names
-from server.bots import decide, hint, walks
-from server.bots import priced_pass as pp
-from server.bots.basic import basic_pass
-from server.bots.knowledge import FULL_DECK, Knowledge, knowledge_of
-from server.room.game_view import game_view
-from server.rules import Game, Phase, Rules
+from server.core.bots import decide, hint, walks
+from server.core.bots import priced_pass as pp
+from server.core.bots.basic import basic_pass
+from server.core.bots.knowledge import FULL_DECK, Knowledge, knowledge_of
+from server.core.room.game_view import game_view
+from server.core.rules import Game, Phase, Rules
 
 from .test_bots import random_deal
 

@@ -7,11 +7,11 @@ import random
 import pytest
 
 from protocol.cards import mask_of_names, parse_card
-from server.bots import walks
-from server.bots.knowledge import knowledge_of
-from server.bots.pass_prior import length_prior
-from server.bots.worlds import QUEEN_DOUBT, queen_doubt, sampler_of
-from server.room.game_view import game_view
+from server.core.bots import walks
+from server.core.bots.knowledge import knowledge_of
+from server.core.bots.pass_prior import length_prior
+from server.core.bots.worlds import QUEEN_DOUBT, queen_doubt, sampler_of
+from server.core.room.game_view import game_view
 
 from .test_bots_crafted import game_at
 from .test_bots_panel import _play_positions

@@ -7,11 +7,11 @@ import random
 import pytest
 
 from protocol.cards import mask_of_names, parse_card
-from server.bots import decide, search, worlds
-from server.bots.knowledge import Knowledge, knowledge_of
-from server.bots.levels import FLAT_RACE
-from server.room.game_view import game_view
-from server.rules import Game, Rules
+from server.core.bots import decide, search, worlds
+from server.core.bots.knowledge import Knowledge, knowledge_of
+from server.core.bots.levels import FLAT_RACE
+from server.core.room.game_view import game_view
+from server.core.rules import Game, Rules
 
 
 def _moon_positions() -> list[tuple[Knowledge, int]]:

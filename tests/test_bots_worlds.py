@@ -9,10 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol.cards import cards_in, mask_of_names, names_of, parse_card
-from server.bots.knowledge import knowledge_of
-from server.bots.worlds import plausible_worlds, sample_world, surprises
-from server.room.game_view import game_view
-from server.rules import SUIT_MASKS, Game, Phase, Rules, deal_from_deck
+from server.core.bots.knowledge import knowledge_of
+from server.core.bots.worlds import plausible_worlds, sample_world, surprises
+from server.core.room.game_view import game_view
+from server.core.rules import SUIT_MASKS, Game, Phase, Rules, deal_from_deck
 
 from .test_bots_crafted import MOON_HANDS, MOON_PLAYS, game_at
 
@@ -22,7 +22,7 @@ FULL = (1 << 52) - 1
 def game_after(seed: int, plays: int, hand_number: int, basic: bool) -> Game:
     """A game some way into a hand: random deal and pass, then ``plays`` cards by a random
     player (or the basic bot)."""
-    from server.bots import decide
+    from server.core.bots import decide
 
     rng = random.Random(seed)
     deck = list(range(52))

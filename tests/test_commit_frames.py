@@ -1,4 +1,4 @@
-"""Fan-out's shared frames (``server.commit_frames``): every socket gets exactly what a
+"""Fan-out's shared frames (``server.fanout.commit_frames``): every socket gets exactly what a
 per-event delivery would give it (its audience's events, in order, none twice, a seat handed
 to a bot watching from that event on), whatever order the sockets take their lists in."""
 
@@ -11,10 +11,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from protocol.codec import JSON, MSGPACK, Codec
-from server.commit_frames import CommitFrames
-from server.connection import Connection
-from server.room.commands import ALL, Event
-from server.room.views import event_message, visible
+from server.core.room.commands import ALL, Event
+from server.core.room.views import event_message, visible
+from server.fanout.commit_frames import CommitFrames
+from server.net.connection import Connection
 
 ROOM = "r1"
 

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from protocol.client import CommandError
-from server.hub import RESYNC_AGAIN
+from server.fanout.hub import RESYNC_AGAIN
 from server.store.redis_client import REPLY_TIMEOUT
 
 from .client_bots import play_to_the_end, two_humans_and_bots

@@ -1,4 +1,4 @@
-"""Pings are WebSocket control frames (server/ws_protocol.py): the first comes soon after the
+"""Pings are WebSocket control frames (server/net/ws_protocol.py): the first comes soon after the
 handshake, any WebSocket implementation answers it, and the server sends no ping message of
 the protocol's own."""
 

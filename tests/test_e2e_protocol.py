@@ -216,7 +216,7 @@ async def test_health_readiness_and_metrics(server: ServerProcess) -> None:
         line for line in text.splitlines() if line.startswith("hearts_event_loop_lag_seconds_count")
     )
     assert float(count.split()[1]) >= 1
-    # The node's memory, for leaks (server/metrics.py: not a walk of the frozen objects).
+    # The node's memory, for leaks (server/ops/metrics.py: not a walk of the frozen objects).
     rss = next(line for line in text.splitlines() if line.startswith("process_resident_memory"))
     assert float(rss.split()[1]) > 10_000_000
     assert "hearts_gc_frozen_objects" not in text

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from load_tests.soak_rate import REFILL, burst_then_rate, send_on_schedule
-from server.connection import RATE_BURST, RATE_PER_SECOND, RATE_SLACK
+from server.net.connection import RATE_BURST, RATE_PER_SECOND, RATE_SLACK
 
 from .server_process import ServerProcess
 

@@ -1,4 +1,4 @@
-"""Fan-out on one node (``server.hub``): a node's own commits reach its sockets at once, each
+"""Fan-out on one node (``server.fanout.hub``): a node's own commits reach its sockets at once, each
 event once and in order, and never ahead of an earlier event still coming from another node
 (the room is caught up from the store first); and on Redis a commit is published only when
 another node watches the room."""
@@ -11,12 +11,12 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 
-from server.actors import Actors
-from server.commit_frames import CommitFrames
-from server.hub import Hub
-from server.identity import Identity
-from server.room.commands import ALL, Event
-from server.rooms import encode_event
+from server.accounts.identity import Identity
+from server.core.room.commands import ALL, Event
+from server.fanout.commit_frames import CommitFrames
+from server.fanout.hub import Hub
+from server.play.actors import Actors
+from server.play.rooms import encode_event
 from server.store import MemoryRoomStore, StoredEvent
 from server.store.redis_store import RedisRoomStore
 

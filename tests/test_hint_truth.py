@@ -11,7 +11,7 @@ from collections.abc import Callable
 import pytest
 
 from protocol.cards import parse_card
-from server.bots.explain import (
+from server.core.bots.explain import (
     RANK_WORDS,
     card_words,
     explain_moon,
@@ -19,10 +19,10 @@ from server.bots.explain import (
     explain_play,
     seat_words,
 )
-from server.bots.knowledge import Knowledge, knowledge_of
-from server.bots.outcome import moon_points
-from server.room.game_view import game_view
-from server.rules import HEARTS_MASK, SUIT_MASKS, Game, Rules, deal_from_deck
+from server.core.bots.knowledge import Knowledge, knowledge_of
+from server.core.bots.outcome import moon_points
+from server.core.room.game_view import game_view
+from server.core.rules import HEARTS_MASK, SUIT_MASKS, Game, Rules, deal_from_deck
 
 from .test_bots_crafted import (
     DUCK_HANDS,

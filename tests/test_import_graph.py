@@ -54,4 +54,42 @@ def test_there_is_no_import_cycle() -> None:
         if name not in state:
             visit(name, [name])
     assert not cycles, " ; ".join(" -> ".join(c) for c in cycles)
-    assert graph.get("server.connection")  # the scan saw imports
+    assert graph.get("server.net.connection")  # the scan saw imports
+
+
+# The pure core does no I/O: it takes time as an argument and never touches a socket or a store.
+IO_PACKAGES = ("asyncio", "redis", "starlette", "uvicorn", "websockets", "socket", "threading")
+
+
+def _all_imports(path: Path) -> set[str]:
+    """Every module ``path`` names in an import statement (lazy and type-checking ones too)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+        elif isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+    return names
+
+
+def test_the_core_reaches_no_io_and_no_shell() -> None:
+    modules = _modules()
+    graph = {name: _imports(name, path, modules) for name, path in modules.items()}
+    core = {name for name in modules if name == "server.core" or name.startswith("server.core.")}
+    assert "server.core.rules.hand" in core  # the scan saw the core
+    reached: set[str] = set()
+    todo = list(core)
+    while todo:
+        name = todo.pop()
+        if name not in reached:
+            reached.add(name)
+            todo.extend(graph[name])
+    shell = sorted(n for n in reached if n.startswith("server.") and n not in core)
+    assert not shell, f"the core reaches the shell: {shell}"
+    bad = sorted(
+        f"{name} imports {imported}"
+        for name in reached
+        for imported in _all_imports(modules[name])
+        if imported.split(".")[0] in IO_PACKAGES
+    )
+    assert not bad, "; ".join(bad)

@@ -15,7 +15,7 @@ import pytest
 import redis
 
 from matchmaker.matching import QueueEntry
-from server.ratings import Rating, conservative_rating, display_rating
+from server.core.ratings import Rating, conservative_rating, display_rating
 from server.store import open_league_store
 from server.store.accounts import Account
 from server.store.league import (

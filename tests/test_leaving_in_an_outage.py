@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from protocol.codec import JSON, Codec
-from server.actors import Actors
-from server.connection import Connection
-from server.hub import Hub
-from server.identity import Identity
-from server.room.commands import Disconnect, RoomError
+from server.accounts.identity import Identity
+from server.core.room.commands import Disconnect, RoomError
+from server.fanout.hub import Hub
+from server.net.connection import Connection
+from server.play.actors import Actors
 from server.store import MemoryRoomStore, StoreUnavailable
 from tests.test_fan_out import Socket
 
@@ -82,7 +82,7 @@ def no_waiting(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     async def sleep(seconds: float) -> None:
         waits.append(seconds)
 
-    monkeypatch.setattr(asyncio, "sleep", sleep)  # what server.connection's waits call
+    monkeypatch.setattr(asyncio, "sleep", sleep)  # what server.net.connection's waits call
     return waits
 
 

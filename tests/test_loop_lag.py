@@ -1,4 +1,4 @@
-"""The event-loop lag sampler (``server.loop_lag``) and the load report's reading of it."""
+"""The event-loop lag sampler (``server.ops.loop_lag``) and the load report's reading of it."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import time
 
 from load_tests.measures import lag_bound
-from server.loop_lag import LoopLag
+from server.ops.loop_lag import LoopLag
 
 
 async def test_a_blocked_loop_is_recorded_as_late_and_a_free_one_is_not() -> None:

@@ -17,12 +17,12 @@ from matchmaker.__main__ import build, serve
 from matchmaker.matching import MatchConfig, QueueEntry, Table
 from matchmaker.rooms_bridge import RoomsBridge
 from matchmaker.service import LEASE_NAME, Matchmaker, SeatedTable
-from server.bot_pool import BotPool
-from server.ratings import display_rating
-from server.ratings.anchors import anchor_rating
-from server.room.bot_names import BOT_NAMES
-from server.room.state import RoomState
-from server.rooms import RoomService
+from server.core.ratings import display_rating
+from server.core.ratings.anchors import anchor_rating
+from server.core.room.bot_names import BOT_NAMES
+from server.core.room.state import RoomState
+from server.play.bot_pool import BotPool
+from server.play.rooms import RoomService
 from server.store import MemoryRoomStore
 from server.store.league import LeagueStore
 from server.store.league_memory import MemoryLeagueStore

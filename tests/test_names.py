@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from server.names import NameRefused, check_name, name_key
+from server.accounts.names import NameRefused, check_name, name_key
 
 
 @pytest.mark.parametrize(

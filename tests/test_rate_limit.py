@@ -1,11 +1,11 @@
-"""The rate limit of docs/protocol.md, "Limits" (``server.connection.rate_limit``), with time
+"""The rate limit of docs/protocol.md, "Limits" (``server.net.connection.rate_limit``), with time
 passed in: the documented burst and rate, to the limit exactly, always pass; RATE_SLACK
 seconds of the rate more pass too (frames bunched on the way); one frame past that does not."""
 
 from __future__ import annotations
 
 from load_tests.soak_rate import REFILL, burst_then_rate
-from server.connection import RATE_BURST, RATE_PER_SECOND, RATE_SLACK, rate_limit
+from server.net.connection import RATE_BURST, RATE_PER_SECOND, RATE_SLACK, rate_limit
 
 BURST = int(RATE_BURST)
 SLACK = int(RATE_SLACK * RATE_PER_SECOND)

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from server.bots.levels import BOT_LEVELS
-from server.ratings import (
+from server.core.bots.levels import BOT_LEVELS
+from server.core.ratings import (
     Outcome,
     Rating,
     display_rating,
@@ -20,16 +20,16 @@ from server.ratings import (
     pair_outcome,
     rate_game,
 )
-from server.ratings.anchors import BOT_ANCHORS
-from server.ratings.posting import (
+from server.core.ratings.anchors import BOT_ANCHORS
+from server.core.room.state import RoomState, Seat, TableOptions
+from server.core.rules import Game, Moon, Rules
+from server.league.posting import (
     RatedGame,
     game_record,
     post_rated_game,
     rate_participants,
     rated_game_from_room,
 )
-from server.room.state import RoomState, Seat, TableOptions
-from server.rules import Game, Moon, Rules
 from server.store.league import LeagueStore, PlayerRating, PostResult
 from server.store.league_memory import MemoryLeagueStore
 from server.store.league_redis import RedisLeagueStore

@@ -1,4 +1,4 @@
-"""Pairwise TrueSkill for four-player Hearts (server.ratings): properties and the exact formulas."""
+"""Pairwise TrueSkill for four-player Hearts (server.core.ratings): properties, exact formulas."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import trueskill
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from server.ratings import (
+from server.core.ratings import (
     BETA,
     DRAW_PROBABILITY,
     ENV,

@@ -9,9 +9,7 @@ import pytest
 
 from protocol.cards import cards_in, mask_of_names
 from protocol.shuffle import deal_context, seat_commitment
-from server.actors import Actors
-from server.bot_pool import BotPool
-from server.room.commands import (
+from server.core.room.commands import (
     CommitSecret,
     Connect,
     Join,
@@ -21,10 +19,12 @@ from server.room.commands import (
     RoomError,
     Start,
 )
-from server.room.game_view import game_view
-from server.room.state import Clocks, TableOptions
-from server.rooms import RoomService
-from server.rules import Rules
+from server.core.room.game_view import game_view
+from server.core.room.state import Clocks, TableOptions
+from server.core.rules import Rules
+from server.play.actors import Actors
+from server.play.bot_pool import BotPool
+from server.play.rooms import RoomService
 from server.store import MemoryRoomStore, StoreUnavailable
 
 from .room_driver import Driver

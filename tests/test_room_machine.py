@@ -8,8 +8,8 @@ import msgpack
 import pytest
 
 from protocol.cards import cards_in, mask_of_names, names_of
-from server.room.clocks import deciding_seats, next_deadline
-from server.room.commands import (
+from server.core.room.clocks import deciding_seats, next_deadline
+from server.core.room.commands import (
     ALL,
     Boot,
     Connect,
@@ -24,10 +24,10 @@ from server.room.commands import (
     Start,
     Tick,
 )
-from server.room.machine import step
-from server.room.state import STORED_FIELDS, Clocks, RoomState
-from server.room.views import room_view, visible
-from server.rules import Phase, Rules
+from server.core.room.machine import step
+from server.core.room.state import STORED_FIELDS, Clocks, RoomState
+from server.core.room.views import room_view, visible
+from server.core.rules import Phase, Rules
 
 from .room_driver import Driver
 
@@ -344,7 +344,7 @@ def test_bank_resets_each_hand() -> None:
 
 
 def test_moon_choice_unanswered_picks_others_26() -> None:
-    from server.rules import Moon
+    from server.core.rules import Moon
 
     from .test_rules import game_at_no_pass_hand, moon_deal, play_lowest
 
@@ -366,7 +366,7 @@ def test_moon_choice_unanswered_picks_others_26() -> None:
 
 
 def test_an_outage_is_given_back_to_every_clock_once() -> None:
-    from server.room.commands import ShiftClocks
+    from server.core.room.commands import ShiftClocks
 
     d = seated_game(humans=1, clocks=CLOCKS)
     d.state.options = replace(d.state.options, solo_clock=True)
@@ -387,7 +387,7 @@ def test_every_tick_leaves_the_room_with_nothing_already_due() -> None:
     """A Tick at ``now`` must move every deadline past ``now``, or a node would spin on it."""
     import random
 
-    from server.room.commands import Disconnect as Drop
+    from server.core.room.commands import Disconnect as Drop
 
     rng = random.Random(5)
     for trial in range(6):
@@ -429,7 +429,7 @@ def test_a_finished_room_with_a_vanished_player_is_never_due() -> None:
 
 
 def test_a_correspondence_game_can_be_ended_after_48_hours_on_one_seat() -> None:
-    from server.room.commands import EndGame
+    from server.core.room.commands import EndGame
 
     rules_clocks = Clocks(bot_think=0.0, between_hands=0.0)
     d = Driver(clocks=rules_clocks)

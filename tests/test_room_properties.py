@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from protocol.cards import cards_in, mask_of_names
 from protocol.shuffle import deal_context, seat_commitment
-from server.room.commands import (
+from server.core.room.commands import (
     Boot,
     BotAct,
     CallRevoke,
@@ -39,11 +39,11 @@ from server.room.commands import (
     Start,
     Tick,
 )
-from server.room.game_view import game_view
-from server.room.machine import step
-from server.room.state import Clocks, RoomState
-from server.rules import Rules
-from server.rules.options import Revokes
+from server.core.room.game_view import game_view
+from server.core.room.machine import step
+from server.core.room.state import Clocks, RoomState
+from server.core.rules import Rules
+from server.core.rules.options import Revokes
 
 from .room_driver import Driver
 

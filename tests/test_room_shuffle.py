@@ -6,8 +6,8 @@ import pytest
 
 from protocol.shuffle import deal_context, seat_commitment
 from protocol.verify import verify_audit
-from server.room.clocks import next_deadline
-from server.room.commands import (
+from server.core.room.clocks import next_deadline
+from server.core.room.commands import (
     CommitSecret,
     FillBots,
     Join,
@@ -17,8 +17,8 @@ from server.room.commands import (
     Start,
     Tick,
 )
-from server.room.state import Clocks
-from server.rules import Phase
+from server.core.room.state import Clocks
+from server.core.rules import Phase
 
 from .room_driver import Driver
 
@@ -117,7 +117,7 @@ def test_a_player_who_leaves_during_the_shuffle_does_not_block_it() -> None:
 
 
 def test_a_seat_that_keeps_missing_the_shuffle_is_treated_as_idle() -> None:
-    from server.room.commands import Boot, Connect
+    from server.core.room.commands import Boot, Connect
 
     d = two_humans()
     d.do(Connect("p0", "c0"))

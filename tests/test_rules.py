@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from protocol.cards import cards_in, mask_of_names, names_of, parse_card
-from server.rules import (
+from server.core.rules import (
     Game,
     Hand,
     HandPhase,
@@ -249,7 +249,7 @@ def test_thirteen_tricks_then_the_hand_is_over_with_26_points() -> None:
 
 
 def test_points_hearts_one_each_queen_thirteen() -> None:
-    from server.rules import points_in
+    from server.core.rules import points_in
 
     assert points_in(mask_of_names(["2H", "AH", "QS", "KS", "2C"])) == 15
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol.cards import cards_in
-from server.rules import (
+from server.core.rules import (
     POINT_CARDS,
     Game,
     Hand,

@@ -1,4 +1,4 @@
-"""A detached socket (``server.socket_driver``): messages are taken in order, one command at a
+"""A detached socket (``server.net.socket_driver``): messages are taken in order, one command at a
 time, by a task that exists only while any wait; a fast sender has its reading paused and then
 resumed; a close ends the socket after the answer before it; and the node forgets a connection
 once, after the command in progress."""
@@ -12,8 +12,8 @@ from types import SimpleNamespace
 from typing import Any
 
 from protocol.codec import JSON, Codec
-from server.connection import Closing, Connection
-from server.socket_driver import INBOX_HIGH, SocketDriver
+from server.net.connection import Closing, Connection
+from server.net.socket_driver import INBOX_HIGH, SocketDriver
 
 
 class FakeSend:

@@ -1,4 +1,4 @@
-"""The socket writer (``server.socket_writer``): what waits goes in one write, in order; a full
+"""The socket writer (``server.net.socket_writer``): what waits goes in one write, in order; a full
 buffer holds frames until it drains; a connection dropped for lagging gets what was queued,
 then a close with 1008; and without this server's protocol a task sends each frame."""
 
@@ -10,9 +10,9 @@ from types import SimpleNamespace
 from typing import Any
 
 from protocol.codec import JSON, Codec
-from server.connection import OUTBOX_LIMIT, Connection
-from server.socket_writer import DirectWriter, TaskWriter, start_writer
-from server.ws_protocol import DIRECT
+from server.net.connection import OUTBOX_LIMIT, Connection
+from server.net.socket_writer import DirectWriter, TaskWriter, start_writer
+from server.net.ws_protocol import DIRECT
 
 
 class Sink:

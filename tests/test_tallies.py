@@ -1,4 +1,4 @@
-"""Plain-number metrics (``server.tallies``) export what prometheus_client's own counters and
+"""Plain-number metrics (``server.ops.tallies``) export what prometheus_client's own counters and
 histograms would for the same observations: same names, labels, buckets, counts and sums."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 
-from server.tallies import Tally, TallyCollector, TimedCounts
+from server.ops.tallies import Tally, TallyCollector, TimedCounts
 
 BUCKETS = (0.001, 0.01, 0.1, 1.0)
 KINDS = st.sampled_from(["play", "pass", "auth"])

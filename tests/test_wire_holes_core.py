@@ -11,9 +11,7 @@ import pytest
 from protocol.codec import JSON, MSGPACK, Codec
 from protocol.errors import ProtocolError
 from protocol.messages import command_id, parse_command
-from server.bot_pool import BotPool
-from server.outage_log import OutageLog
-from server.room.commands import (
+from server.core.room.commands import (
     Boot,
     Connect,
     Disconnect,
@@ -24,9 +22,11 @@ from server.room.commands import (
     Start,
     Tick,
 )
-from server.room.state import Clocks, OptionError, parse_options
-from server.rooms import RoomService
-from server.scheduler import Scheduler
+from server.core.room.state import Clocks, OptionError, parse_options
+from server.ops.outage_log import OutageLog
+from server.play.bot_pool import BotPool
+from server.play.rooms import RoomService
+from server.play.scheduler import Scheduler
 from server.store import MemoryRoomStore, StoreUnavailable
 
 from .room_driver import Driver
@@ -153,7 +153,7 @@ class FlakyStore(MemoryRoomStore):
 async def test_a_commit_the_store_did_not_confirm_is_reported_as_unknown() -> None:
     store = FlakyStore()
     rooms = RoomService(store, BotPool(0))
-    from server.room.state import TableOptions
+    from server.core.room.state import TableOptions
 
     state = await rooms.create(kind="friends", host="p0", host_name="Ann", options=TableOptions())
     store.down = True
@@ -179,7 +179,7 @@ async def test_an_outage_is_logged_once_when_it_starts_and_once_when_it_ends(
         await asyncio.sleep(0.1)
     finally:
         await scheduler.stop()
-    lines = [r for r in caplog.records if r.name == "server.scheduler"]
+    lines = [r for r in caplog.records if r.name == "server.play.scheduler"]
     assert len(lines) == 2, [r.getMessage() for r in lines]
     assert "failing" in lines[0].getMessage()
     assert "recovered after" in lines[1].getMessage()

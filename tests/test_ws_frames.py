@@ -1,4 +1,4 @@
-"""``server.ws_frames`` reads the common frames itself and hands the rest to websockets at a
+"""``protocol.ws_frames`` reads the common frames itself and hands the rest to websockets at a
 frame boundary: for any stream of client frames (whole, fragmented, control, oversized,
 unmasked, with extension bits), cut anywhere, reading the common ones and handing over the
 rest yields exactly the events and the errors of websockets reading it all."""
@@ -15,7 +15,7 @@ from websockets.frames import Frame, Opcode
 from websockets.protocol import OPEN
 from websockets.server import ServerProtocol
 
-from server import ws_frames
+from protocol import ws_frames
 
 MAX = 4096
 KINDS = frozenset((ws_frames.TEXT, ws_frames.BINARY, ws_frames.PONG))

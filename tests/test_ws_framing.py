@@ -1,4 +1,4 @@
-"""The batch send's own framing (server/ws_protocol.py) is byte for byte websockets' framing of
+"""The batch send's own framing (server/net/ws_protocol.py) is byte for byte websockets' framing of
 the same unmasked, unfragmented frame, at every length class of RFC 6455's header."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from websockets.frames import Frame, Opcode
 
-from server.ws_protocol import BINARY, TEXT, _header
+from server.net.ws_protocol import BINARY, TEXT, _header
 
 EDGES = [0, 1, 125, 126, 127, 65535, 65536, 70_000]
 

@@ -4,7 +4,7 @@
 // the ladder ranks by the cautious lower edge of the band).
 
 const SVG = "http://www.w3.org/2000/svg";
-const SCALE = 24; // display points per unit of mu (server/ratings/core.py)
+const SCALE = 24; // display points per unit of mu (server/core/ratings/core.py)
 const $ = (sel) => document.querySelector(sel);
 
 function el(tag, attrs = {}, ...children) {

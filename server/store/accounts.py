@@ -4,12 +4,12 @@
 (memory and Redis) hold accounts beside the ratings and pass one contract suite
 (``tests/test_accounts_contract.py``). Being one store matters: the ladder lists accounts only,
 and claiming a guest's identity as an account puts its rating on the ladder in the same atomic
-step. The store never sees a password or a session token: callers (``server/accounts.py``) hand
-it argon2id hashes and SHA-256 digests of tokens.
+step. The store never sees a password or a session token: callers (``server/accounts/service.py``)
+hand it argon2id hashes and SHA-256 digests of tokens.
 
 Accounts
     Keyed by player id (a claimed guest keeps its id, so its rating and history stay), unique
-    by ``name_key`` (the name's confusable skeleton, ``server/names.py``).
+    by ``name_key`` (the name's confusable skeleton, ``server/accounts/names.py``).
 
 Sessions
     Stored under the digest of the token, with the owner and an expiry on the callers' shared

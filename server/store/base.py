@@ -86,7 +86,8 @@ class Subscriber(ABC):
     then loads the room (or ``events_since``) and drops events whose seq it has already sent.
     A store that knows its node (the Redis store's ``node``) may leave out that node's own
     commits to a room no other node watches (``track_room``): the node delivers those itself
-    and fills any gap from ``events_since`` (``server.hub``). Iteration ends after ``close()``.
+    and fills any gap from ``events_since`` (``server.fanout.hub``). Iteration ends after
+    ``close()``.
     """
 
     @abstractmethod

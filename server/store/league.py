@@ -4,7 +4,7 @@ It sits beside the room store (``server/store/base.py``) and, like it, has two b
 pass one contract suite (``tests/test_league_contract.py``): Redis for a deployment
 (``league_redis.py``, one Lua script per atomic operation) and an in-process store for the
 embedded single-node default (``league_memory.py``). It never computes a rating: callers do
-(``server/ratings/posting.py``) and hand the store the results to write atomically.
+(``server/league/posting.py``) and hand the store the results to write atomically.
 
 Ratings (DESIGN.md "Ratings and the ladder")
     Every participant — a player id, or a bot level's identity such as ``"bot:strong"`` — has a
@@ -45,7 +45,7 @@ from enum import Enum
 from typing import Any, NamedTuple
 
 from matchmaker.matching import TARGETS, QueueEntry
-from server.ratings import Rating, display_rating, is_provisional, ladder_score, new_rating
+from server.core.ratings import Rating, display_rating, is_provisional, ladder_score, new_rating
 from server.store.accounts import AccountStore
 
 DEFAULT_HISTORY_CAP = 200

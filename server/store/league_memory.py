@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from matchmaker.matching import QueueEntry
-from server.ratings import Rating, display_rating
+from server.core.ratings import Rating, display_rating
 from server.store.accounts_memory import MemoryAccounts
 from server.store.league import (
     DEFAULT_ASSIGNMENT_TTL,

@@ -35,7 +35,7 @@ from typing import Any
 from redis.commands.core import AsyncScript
 
 from matchmaker.matching import QueueEntry
-from server.ratings import Rating, display_rating
+from server.core.ratings import Rating, display_rating
 from server.store.accounts_redis import RedisAccounts
 from server.store.league import (
     DEFAULT_ASSIGNMENT_TTL,

@@ -29,7 +29,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, SlotNotCoveredError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from server import metrics
+from server.ops import metrics
 from server.store.base import StoreError, StoreUnavailable
 from server.store.redis_packing import use_hiredis_packing
 

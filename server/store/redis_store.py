@@ -51,7 +51,7 @@ from redis.commands.core import AsyncScript
 from redis.exceptions import NoScriptError, RedisError, ResponseError
 
 from protocol.packer import pack
-from server import metrics
+from server.ops import metrics
 from server.store.base import (
     DEFAULT_MAX_LOG,
     Archive,
@@ -104,7 +104,7 @@ class RedisRoomStore(RoomStore):
         ``wait_replicas`` > 0: acknowledge a commit only after that many replicas have it, or
         after ``wait_ms`` (see the module docstring). ``node``: the node this store serves;
         its commits to a room that no other node watches are not published (it delivers its
-        own events itself, ``server.hub``). None: every commit is published.
+        own events itself, ``server.fanout.hub``). None: every commit is published.
         """
         self.node = node
         self.url = url

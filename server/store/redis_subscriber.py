@@ -34,7 +34,7 @@ from redis.asyncio.client import PubSub
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError, SlotNotCoveredError
 
-from server.outage_log import OutageLog
+from server.ops.outage_log import OutageLog
 from server.store.base import (
     StoredEvent,
     StoreError,

@@ -1,0 +1,1 @@
+"""Identity: accounts, sessions, guests and names."""

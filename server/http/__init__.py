@@ -1,0 +1,1 @@
+"""HTTP routes of the service beside the WebSocket."""

@@ -1,0 +1,1 @@
+"""The league's shell: posting rated games to the store exactly once."""

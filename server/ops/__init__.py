@@ -1,0 +1,1 @@
+"""Operating the service: metrics, structured logs, event-loop lag, GC pacing, outage logs."""

@@ -1,0 +1,195 @@
+"""Live quick play and the ladder, wired into a node: the queue, the matchmaker, rating posts.
+
+The queue and the ratings live in the league store (Redis in production), so any node serves
+any queued player; exactly one matchmaker acts at a time (a lease). A node only keeps which of
+its own connections are queued, and picks up their table assignments.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+from matchmaker.matching import MatchConfig, QueueEntry, queue_status
+from matchmaker.rooms_bridge import RoomsBridge
+from matchmaker.service import Matchmaker
+from server.core.ratings import display_rating
+from server.core.room.state import RoomState
+from server.league.posting import post_rated_game, rated_game_from_room
+from server.ops.outage_log import OutageLog
+from server.ports import Member, NodeServices
+from server.store import open_league_store
+from server.store.league import LeagueStore, PostResult
+
+log = logging.getLogger(__name__)
+
+PICKUP_EVERY = 0.25
+QUEUE_TTL = 30.0  # a queued player whose node stopped refreshing it is dropped after this
+
+
+class QuickPlay:
+    def __init__(self, node: NodeServices, league: LeagueStore | None = None) -> None:
+        self.node = node
+        settings = node.settings
+        self.league = league or open_league_store(settings.redis_url)
+        self.bridge = RoomsBridge(node.rooms, self.league, clocks=settings.clocks)
+        self.config = MatchConfig(bot_fill_after=settings.bot_fill_after)
+        self.matchmaker = (
+            Matchmaker(
+                self.league,
+                node.store,
+                self.bridge.create_table,
+                config=self.config,
+                node_id=settings.node_id,
+                clock=node.rooms.clock,
+                abandon_table=self.bridge.abandon_table,
+                queue_ttl=QUEUE_TTL,
+            )
+            if settings.matchmaker
+            else None
+        )
+        self.queued: dict[str, tuple[Member, QueueEntry]] = {}  # player id → its connection
+        self._tasks: list[asyncio.Task[None]] = []
+        node.rooms.post_ratings = self.post_ratings
+
+    async def start(self) -> None:
+        self._tasks.append(asyncio.create_task(self._pickup(), name="queue-pickup"))
+        if self.matchmaker is not None:
+            self._tasks.append(asyncio.create_task(self.matchmaker.run(), name="matchmaker"))
+
+    async def stop(self) -> None:
+        if self.matchmaker is not None:
+            with contextlib.suppress(Exception):
+                await self.matchmaker.stop()
+        for task in self._tasks:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        for player in list(self.queued):
+            with contextlib.suppress(Exception):
+                await self.league.dequeue(player)
+        await self.league.close()
+
+    # -- the queue -------------------------------------------------------------------------
+
+    async def join(self, conn: Member, target: int) -> dict[str, Any]:
+        assert conn.identity is not None
+        player, name = conn.identity.player, conn.identity.name
+        now = self.node.rooms.clock()
+        rating = (await self.league.get_players([player]))[player]
+        entry = QueueEntry(player, display_rating(rating.rating), 50 if target == 50 else 100, now)
+        if not await self.league.enqueue(entry, name, now=now):
+            # A table was already found for this player: go there instead.
+            room = await self.league.take_assignment(player)
+            if room is not None:
+                return {"matched": await conn.enter(room, resume_from=None)}
+        self.queued[player] = (conn, entry)
+        return {"queued": True, "status": self.status(entry, now)}
+
+    async def leave(self, conn: Member) -> bool:
+        if conn.identity is None:
+            return False
+        player = conn.identity.player
+        mine = self.queued.get(player)
+        if mine is None or mine[0] is not conn:
+            return False
+        del self.queued[player]
+        return await self.league.dequeue(player)
+
+    def status(self, entry: QueueEntry, now: float) -> dict[str, Any]:
+        s = queue_status(entry, now, self.config)
+        return {
+            "target": s.target,
+            "rating": entry.display,
+            "waited": round(s.waited, 1),
+            "window": s.window,
+            "low": s.low,
+            "high": s.high,
+            "bots_in": round(s.bots_in, 1),
+        }
+
+    async def _pickup(self) -> None:
+        """Send this node's queued players to the tables found for them; show them the search."""
+        last_touch = 0.0
+        outage = OutageLog(log, "quick-play queue pickup (store unreachable?)")
+        while True:
+            await asyncio.sleep(PICKUP_EVERY)
+            if not self.queued:
+                continue
+            try:
+                now = self.node.rooms.clock()
+                players = list(self.queued)
+                if now - last_touch > QUEUE_TTL / 3:
+                    await self.league.touch_queue(players, now)
+                    last_touch = now
+                found = await self.league.take_assignments(players)
+                for player, (conn, entry) in list(self.queued.items()):
+                    room = found.get(player)
+                    if room is None:
+                        conn.push({"type": "queue", "status": self.status(entry, now)})
+                        continue
+                    del self.queued[player]
+                    reply = await conn.enter(room, resume_from=None)
+                    conn.push({"type": "matched", **reply})
+                outage.succeeded()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                outage.failed()
+
+    # -- ratings and the ladder ------------------------------------------------------------
+
+    async def post_ratings(self, state: RoomState) -> list[dict[str, Any] | None] | None:
+        """Post a finished rated game exactly once; per-seat changes, or None to retry later."""
+        game = rated_game_from_room(state, self.node.rooms.clock())
+        if game is None:
+            return [None, None, None, None]
+        try:
+            result = await post_rated_game(self.league, game)
+        except Exception:
+            log.exception("posting ratings of %s failed; will retry", game.game_id)
+            return None
+        if result is PostResult.CONFLICT:
+            return None
+        record = await self.league.game_record(game.game_id)
+        if record is None:
+            return None
+        ratings = record["ratings"]
+        return [
+            {"participant_bot": seat["bot"], **ratings[seat["participant"]]}
+            for seat in record["seats"]
+        ]
+
+    async def ladder(self, player: str | None, limit: int = 20) -> dict[str, Any]:
+        rows = await self.league.ladder(0, limit)
+        answer: dict[str, Any] = {
+            "top": [row._asdict() for row in rows],
+            "size": await self.league.ladder_size(),
+        }
+        if player is not None:
+            me = (await self.league.get_players([player]))[player]
+            answer["you"] = {
+                "display": me.display,
+                "games": me.games,
+                "provisional": me.provisional,
+                "rank": await self.league.rank_of(player),
+                "around": [row._asdict() for row in await self.league.around(player, 3)],
+            }
+        return answer
+
+    async def player(self, player: str) -> dict[str, Any]:
+        me = (await self.league.get_players([player]))[player]
+        return {
+            "player": player,
+            "name": me.name,
+            "display": me.display,
+            "mu": me.rating.mu,
+            "sigma": me.rating.sigma,
+            "games": me.games,
+            "provisional": me.provisional,
+            "rank": await self.league.rank_of(player),
+            "history": [h.to_value() for h in await self.league.history(player, 50)],
+            "recent_games": await self.league.recent_games(player, 10),
+        }

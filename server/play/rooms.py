@@ -1,0 +1,315 @@
+"""The room service: the thin I/O shell around the pure room state machine.
+
+Each command runs on the room's actor (``server.play.actors``): the decoded state this node holds,
+stepped and committed as version v+1 with its events, its next deadline and any finished hand's
+records in one compare-and-set. On a conflict (another node committed first) the actor reloads
+and the step runs again on the fresh state. Events are published by the store only after the
+commit, so nobody sees a move that is not stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import msgpack
+
+from protocol.errors import ERRORS
+from protocol.packer import pack
+from server.core.room.clocks import deciding_seats, next_deadline
+from server.core.room.commands import (
+    BotAct,
+    Command,
+    Event,
+    RatingsPosted,
+    RoomError,
+    ShiftClocks,
+    Tick,
+)
+from server.core.room.game_view import game_view
+from server.core.room.machine import new_room, step
+from server.core.room.state import RoomState, TableOptions
+from server.ops import metrics
+from server.play.actors import Actor, Actors
+from server.play.bot_pool import BotPool, random_move
+from server.store import Archive, RoomStore, StoredEvent, StoreUnavailable
+
+log = logging.getLogger(__name__)
+
+MAX_ATTEMPTS = 25
+RATING_RETRY = 2.0
+DEFAULT_RETENTION = 24 * 3600.0  # a room not in play expires this long after its last commit
+ARCHIVED_EVENTS = {"hand_over": "over", "hand_audit": "audit"}  # event -> record kind
+
+
+def encode_event(event: Event) -> bytes:
+    return pack([event.audience, event.type, event.data])
+
+
+def decode_event(data: bytes) -> Event:
+    audience, kind, fields = msgpack.unpackb(data, raw=False)
+    return Event(audience, kind, fields)
+
+
+def new_room_code() -> str:
+    """Unguessable: 72 random bits, URL-safe."""
+    return secrets.token_urlsafe(9)
+
+
+def archive_of(state: RoomState, events: list[Event]) -> Archive | None:
+    """The finished hands' records a step produced, for the archive of the room's game."""
+    records = {
+        f"{e.data['hand']}:{ARCHIVED_EVENTS[e.type]}": pack(e.data)
+        for e in events
+        if e.type in ARCHIVED_EVENTS
+    }
+    return Archive(state.game_id, records) if records else None
+
+
+class RoomService:
+    def __init__(
+        self,
+        store: RoomStore,
+        bots: BotPool,
+        clock: Callable[[], float] = time.time,
+        *,
+        actors: Actors | None = None,
+        retention: float = DEFAULT_RETENTION,
+    ) -> None:
+        self.store = store
+        self.bots = bots
+        self.clock = clock  # wall clock of NTP-synchronized nodes: never a persisted monotonic()
+        self.actors = actors if actors is not None else Actors()
+        self.retention = retention
+        self.on_commit: Callable[[str, float | None], None] | None = None
+        # A commit's events, numbered from the first: this node's sockets get them at once.
+        self.on_events: Callable[[str, int, list[Event]], None] | None = None
+        # A commit whose outcome is unknown (the store did not answer): if it was applied after
+        # all, its events reach nobody through ``on_events``, so the room's sockets are caught
+        # up from the store instead.
+        self.on_unknown: Callable[[str], None] | None = None
+        self.outage: tuple[float, float] | None = None  # the last outage (ended, delta)
+        # Posts a finished rated game to the league: per-seat rating changes, or None to retry.
+        self.post_ratings: (
+            Callable[[RoomState], Awaitable[list[dict[str, Any] | None] | None]] | None
+        ) = None
+
+    def _catch_up(self, state: RoomState, now: float) -> tuple[RoomState, list[Event]]:
+        """Give the room back the last outage's downtime before anything else happens."""
+        if self.outage is None or state.outage_seen >= self.outage[0]:
+            return state, []
+        return step(state, ShiftClocks(*self.outage), now)
+
+    async def create(
+        self, *, kind: str, host: str | None, host_name: str | None, options: TableOptions
+    ) -> RoomState:
+        while True:
+            room_id = new_room_code()
+            state, events = new_room(
+                room_id,
+                kind=kind,
+                host=host,
+                host_name=host_name,
+                options=options,
+                seed=secrets.token_bytes(32),
+                now=self.clock(),
+            )
+            stored = [StoredEvent(k + 1, encode_event(e)) for k, e in enumerate(events)]
+            data = state.to_bytes()
+            if await self.store.create_room(room_id, data, stored, next_deadline(state)):
+                self.actors.get(room_id).keep(state, data, 1)
+                return state
+
+    # -- the actor's state ------------------------------------------------------------------
+
+    async def _reload(self, actor: Actor) -> RoomState:
+        """Fetch the room from the store into the actor (the caller holds its lock)."""
+        try:
+            snap = await self.store.load_room(actor.room_id)
+        except StoreUnavailable as e:
+            raise RoomError("store_unavailable", ERRORS["store_unavailable"]) from e
+        if snap is None:
+            actor.drop()
+            raise RoomError("room_not_found", "No room has that code.")
+        state = RoomState.from_bytes(snap.state)
+        actor.keep(state, snap.state, snap.version)
+        metrics.ACTOR_LOADS.inc()
+        return state
+
+    async def load(self, room_id: str, *, fresh: bool = False) -> RoomState | None:
+        """The room's state: this node's copy if it is known to be current, else the store's.
+
+        ``fresh`` always asks the store (a socket entering the room must not get a view older
+        than the events it will be sent from then on).
+        """
+        actor = self.actors.get(room_id)
+        async with actor.lock:
+            if actor.fresh and not fresh:
+                return actor.state
+            try:
+                return await self._reload(actor)
+            except RoomError as e:
+                if e.code == "room_not_found":
+                    return None
+                raise
+
+    async def apply(self, room_id: str, command: Command) -> tuple[RoomState, list[Event]]:
+        """Run one command to a committed state; RoomError if the room refuses it."""
+        actor = self.actors.get(room_id)
+        async with actor.lock:
+            for _ in range(MAX_ATTEMPTS):
+                cached = actor.fresh
+                state = actor.state if cached else await self._reload(actor)
+                assert state is not None
+                now = self.clock()
+                shifted, early = self._catch_up(state, now)
+                try:
+                    new, events = step(shifted, command, now)
+                except RoomError:
+                    if not cached:
+                        raise
+                    # The copy may be behind another node's commit (fan-out lags, or broke in
+                    # a failover): a refusal is decided on the store's state, never on a guess.
+                    actor.drop()
+                    continue
+                events = early + events
+                data = new.to_bytes()
+                if not events and data == actor.data:
+                    return new, events  # nothing changed: nothing to store
+                if await self._commit(actor, new, events, data):
+                    return new, events
+            raise RoomError("busy", "The room is busy; try again.")
+
+    async def _commit(self, actor: Actor, new: RoomState, events: list[Event], data: bytes) -> bool:
+        """Compare-and-set from the actor's version; on success the actor holds ``new``."""
+        assert actor.state is not None
+        first = actor.state.seq + 1
+        stored = [StoredEvent(first + k, encode_event(e)) for k, e in enumerate(events)]
+        deadline = next_deadline(new)
+        ttl = None if new.status == "playing" else self.retention
+        try:
+            ok = await self.store.commit(
+                actor.room_id, actor.version, data, stored, deadline, archive_of(new, events), ttl
+            )
+        except StoreUnavailable as e:
+            metrics.STORE_ERRORS.inc()
+            actor.drop()
+            # The script may have run and only its reply been lost (store/base.py).
+            if self.on_unknown is not None:
+                self.on_unknown(actor.room_id)
+            raise RoomError("outcome_unknown", ERRORS["outcome_unknown"]) from e
+        except Exception:
+            metrics.STORE_ERRORS.inc()
+            actor.drop()
+            raise
+        if not ok:
+            metrics.CONFLICTS.inc()
+            actor.drop()  # another node moved first: reload and step again
+            return False
+        metrics.COMMITS.inc()
+        actor.keep(new, data, actor.version + 1)
+        if self.on_commit is not None:
+            self.on_commit(actor.room_id, deadline)
+        if self.on_events is not None:
+            self.on_events(actor.room_id, first, events)
+        return True
+
+    # -- finished hands -----------------------------------------------------------------------
+
+    async def hand_log(self, state: RoomState) -> list[dict[str, Any]]:
+        """The current game's finished hands, oldest first, as their ``hand_over`` events."""
+        if state.game is None:
+            return []
+        records = await self.store.archived(state.id, state.game_id)
+        entries = [
+            msgpack.unpackb(record, raw=False)
+            for name, record in records.items()
+            if name.endswith(":over")
+        ]
+        return sorted(entries, key=lambda entry: entry["hand"])
+
+    async def audit(self, state: RoomState, hand: int) -> dict[str, Any] | None:
+        """The audit record of one finished hand of the current game, or None."""
+        if state.game is None:
+            return None
+        record = await self.store.archived_record(state.id, state.game_id, f"{hand}:audit")
+        return None if record is None else msgpack.unpackb(record, raw=False)["audit"]
+
+    # -- timers and bots ----------------------------------------------------------------------
+
+    async def tick(self, room_id: str) -> None:
+        """Fire whatever is due in the room: bots' moves, then clocks and the next deal."""
+        metrics.TICKS.inc()
+        actor = self.actors.get(room_id)
+        async with actor.lock:
+            for _ in range(MAX_ATTEMPTS):
+                try:
+                    state = actor.state if actor.fresh else await self._reload(actor)
+                except RoomError as e:
+                    if e.code == "room_not_found":
+                        await self.store.delete_room(room_id)  # expired: take it off the schedule
+                        return
+                    raise
+                assert state is not None
+                new, events = await self._due_steps(state)
+                # Commit even with no events: the claim moved the deadline, this sets the real one.
+                if await self._commit(actor, new, events, new.to_bytes()):
+                    return
+            log.warning("room %s: tick gave up after %d conflicts", room_id, MAX_ATTEMPTS)
+
+    async def _due_steps(self, state: RoomState) -> tuple[RoomState, list[Event]]:
+        now = self.clock()
+        state, events = self._catch_up(state, now)
+        # Bots first: a bot whose think time is over moves, then the clocks run.
+        for _ in range(8):
+            moved = False
+            for i in deciding_seats(state):
+                seat = state.seats[i]
+                if seat is None or seat.bot_due is None or seat.bot_due > now:
+                    continue
+                view = game_view(state.game, i)  # type: ignore[arg-type]
+                seed = _bot_seed(state, i)
+                action, value = await self.bots.decide(view, seat.bot or "random", seed)
+                try:
+                    state, evs = step(state, BotAct(i, action, value), now)
+                except RoomError:
+                    action, value = random_move(view, seed)
+                    state, evs = step(state, BotAct(i, action, value), now)
+                events += evs
+                moved = True
+                break
+            if not moved:
+                break
+        if state.rating_due is not None and state.rating_due <= now and self.post_ratings:
+            changes = await self.post_ratings(state)
+            posted = RatingsPosted(
+                tuple(changes) if changes is not None else None, retry_at=now + RATING_RETRY
+            )
+            state, evs = step(state, posted, now)
+            events += evs
+        state, evs = step(state, Tick(), now)
+        return state, events + evs
+
+
+def _bot_seed(state: RoomState, seat: int) -> int:
+    """Bots are deterministic per position, so a retried tick makes the same move."""
+    digest = hashlib.sha256(state.seed + state.seq.to_bytes(8, "big") + bytes((seat,))).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def public_info(state: RoomState) -> dict[str, Any]:
+    """What anyone with the code may see before joining (HTTP room info)."""
+    return {
+        "room": state.id,
+        "kind": state.kind,
+        "status": state.status,
+        "options": state.options.public(),
+        "seats": [None if s is None else {"name": s.name, "bot": s.is_bot} for s in state.seats],
+        "spectators": len(state.spectators),
+        "game_number": state.game_number,
+        "scores": state.game.scores if state.game is not None else None,
+    }
