@@ -1,7 +1,7 @@
 """The room store interface: where rooms live between two steps.
 
-A room is an actor whose whole state is held by the store (see DESIGN.md, "Rooms are actors held
-in Redis"). The store never interprets a room: it keeps opaque ``bytes`` for the state and for
+A room is an actor whose whole state is held by the store (docs/architecture.md,
+"Invariants"). The store never interprets a room: it keeps opaque ``bytes`` for the state and for
 each event, a version for compare-and-set, an event log for resuming clients, a deadline for the
 scheduler, and a publish channel for fan-out. The room logic (``step``, ``view``) lives elsewhere.
 
@@ -62,7 +62,7 @@ class Archive:
     """Records written once, beside the room's hot state, by the commit that produces them.
 
     A room keeps finished hands' records (their audits, their summaries) in an archive named
-    by its game, so the state every step loads and saves stays small (DESIGN.md).
+    by its game, so the state every step loads and saves stays small.
     """
 
     name: str

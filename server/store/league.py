@@ -6,7 +6,7 @@ pass one contract suite (``tests/test_league_contract.py``): Redis for a deploym
 embedded single-node default (``league_memory.py``). It never computes a rating: callers do
 (``server/league/posting.py``) and hand the store the results to write atomically.
 
-Ratings (DESIGN.md "Ratings and the ladder")
+Ratings (docs/ratings.md)
     Every participant — a player id, or a bot level's identity such as ``"bot:strong"`` — has a
     ``PlayerRating``: its TrueSkill ``Rating``, rated games played, display name and a version.
     ``post_game`` writes a game's record and every participant's new rating in one step, and
@@ -22,7 +22,7 @@ The ladder
     (1, 2, 2, 4); within equal scores rows are ordered by id. A guest who claims an account
     goes on the ladder at once if it has played enough.
 
-The quick-play queue (DESIGN.md "The matchmaker")
+The quick-play queue (docs/ratings.md, "Quick-play matching")
     One entry per player (``enqueue`` replaces it). ``seat_tables`` seats whole tables
     atomically: a table is seated only if every one of its players is still queued, and then
     they leave the queue and each gets an *assignment* (the room id) that their node picks up

@@ -1,4 +1,4 @@
-"""The server's part of each hand's commit-reveal shuffle (DESIGN.md "The shuffle").
+"""The server's part of each hand's commit-reveal shuffle (docs/fair-deal.md).
 
 The server's secret for a hand is derived from the room's secret seed, so the pure state
 machine needs no randomness of its own and any node derives the same secret. It never leaves

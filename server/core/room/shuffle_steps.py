@@ -1,4 +1,4 @@
-"""The commit-reveal shuffle's part of a room step (DESIGN.md "The shuffle").
+"""The commit-reveal shuffle's part of a room step (docs/fair-deal.md).
 
 The server commits to its secret, every human seat commits and then reveals, the deck is derived
 from all of them, and after the hand every secret is published as the audit.

@@ -22,7 +22,7 @@ PACES = ("live", "correspondence")
 
 @dataclass(frozen=True, slots=True)
 class Clocks:
-    """Per-table clock settings in seconds (DESIGN.md "Clocks, leaving, bots")."""
+    """Per-table clock settings in seconds (docs/architecture.md)."""
 
     grace_play: float = 5.0
     grace_pass: float = 10.0
@@ -154,7 +154,7 @@ class Seat:
     out_of_time_at: float | None = None  # when its bank ran out (bootable from then)
     bot_due: float | None = None  # when the bot playing it acts next
     # The player's open connections ("<node>/<id>"): a player may have several tabs, and the
-    # seat is away only when none is open (DESIGN.md "Clocks, leaving, bots").
+    # seat is away only when none is open (docs/architecture.md, "Clocks, leaving, bots").
     conns: list[str] = field(default_factory=list)
     shuffle_misses: int = 0  # shuffles in a row this seat failed to commit or reveal in time
 
