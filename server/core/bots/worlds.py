@@ -142,14 +142,6 @@ def sample_world(k: Knowledge, rng: random.Random, *, relaxed: bool = False) -> 
     return deal(sampler_of(k, relaxed=relaxed), rng.random)
 
 
-def sample_worlds(k: Knowledge, rng: random.Random, n: int) -> list[list[int]]:
-    """``n`` worlds; if a revoke made the facts contradictory, the revocable facts are dropped."""
-    try:
-        return [sample_world(k, rng) for _ in range(n)]
-    except NoWorld:
-        return [sample_world(k, rng, relaxed=True) for _ in range(n)]
-
-
 def placeholder_world(k: Knowledge) -> list[int]:
     """Any four hands with the right counts (unplaced cards in order): enough for the engine to
     say what *this* seat may play, which depends only on its own cards and the plays so far."""
