@@ -1,9 +1,10 @@
 """Which server nodes are alive, so a dead node's sockets stop counting as present.
 
 A seat is away only when none of its player's sockets is open (docs/architecture.md, "Clocks,
-leaving, bots"), and each room keeps the ids of those sockets (``<node>/<id>``). A node that is killed cannot say its sockets closed,
-so every node renews a short liveness key and records the rooms where it holds sockets; the
-first node to find a lapsed one drops its connections from each of its rooms (``DropNode``).
+leaving, bots"), and each room keeps the ids of those sockets (``<node>/<id>``). A node that is
+killed cannot say its sockets closed, so every node renews a short liveness key and records
+the rooms where it holds sockets; the first node to find a lapsed one drops its connections
+from each of its rooms (``DropNode``).
 """
 
 from __future__ import annotations
