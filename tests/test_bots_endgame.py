@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from typing import Any
 
 import pytest
 
-from server.core.bots import search
+from server.core.bots import search, worlds
 from server.core.bots.endgame import Solver, moon_table
 from server.core.bots.knowledge import knowledge_of
 from server.core.bots.levels import FLAT_RACE
@@ -111,8 +112,18 @@ def test_a_seat_blocks_a_moon_it_can_block() -> None:
 def test_the_endgame_search_is_deterministic_and_picks_a_legal_card(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(search, "ENDGAME_WARY_ONLY", False)
+    # The exact endgame is searched only for a wary seat: no deal explains the others' play.
+    monkeypatch.setattr(worlds, "surprises", lambda *_: worlds.UNLIKE_POLICY)
+    endgames: list[int] = []
+    solve = search._search_endgame
+
+    def counted(*args: Any) -> search.SearchResult:
+        endgames.append(1)
+        return solve(*args)
+
+    monkeypatch.setattr(search, "_search_endgame", counted)
     flat = dataclasses.replace(FLAT_RACE, endgame=3)
+    searched = 0
     for seed in range(12):
         rng = random.Random(seed)
         game = Game(Rules(target=50))
@@ -129,13 +140,16 @@ def test_the_endgame_search_is_deterministic_and_picks_a_legal_card(
         seat = game.hand.turn
         k = knowledge_of(game_view(game, seat))
         legal = game.legal_plays(seat)
-        if not legal & (legal - 1):
-            continue
+        if len(search.equal_classes(k, legal)) < 2:
+            continue  # one candidate: no search at all
         a = search.search_play(k, legal, flat, random.Random(3))
         b = search.search_play(k, legal, flat, random.Random(3))
+        searched += 1
+        assert len(endgames) == 2 * searched  # both answered by the exact endgame
         assert a.options[0].card == b.options[0].card
         assert legal >> a.options[0].card & 1
         assert all(o.worlds <= flat.endgame_worlds for o in a.options)
+    assert searched >= 4
 
 
 def _cards(mask: int) -> list[int]:

@@ -54,10 +54,8 @@ COMMITTED_RATE = 0.3  # ... or in this many once the seat holds this many points
 # times in five).
 WARY_SHOOT_RATE = 0.75
 WARY_COMMITTED_RATE = 0.5
-ENDGAME_WARY_ONLY = True  # the exact endgame (``level.endgame``) only against such players
 COMMITTED_POINTS = 14
 SHOOT_SLACK = 0.15  # a moon line stays in the race while this close to the share it needs
-SHOOT_NOISE = 1.0  # the others' random plays in a moon line's playouts, times the level's noise
 
 
 @dataclass(slots=True)
@@ -268,8 +266,9 @@ def search_play(
     else:
         need = COMMITTED_RATE if committed else SHOOT_RATE
 
-    if level.endgame and k.counts[me] <= level.endgame and (wary or not ENDGAME_WARY_ONLY):
-        # Against players the policy explains, its playouts are the better model of them.
+    if level.endgame and k.counts[me] <= level.endgame and wary:
+        # The exact endgame only against players the policy does not explain: against those it
+        # explains, its playouts are the better model of them.
         return _search_endgame(k, classes, level, world, runner, stop)
 
     arms = [_Arm(c, c.bit_length() - 1, False) for c in classes]
@@ -280,11 +279,10 @@ def search_play(
 
     def trial(a: _Arm, base: object) -> tuple[float, float, bool]:
         # Every candidate meets the same random plays in a deal: the comparison stays paired.
-        noise = level.noise * SHOOT_NOISE if a.shoot else level.noise
-        rand = random.Random(seeds[id(base)]).random if noise else None
+        rand = random.Random(seeds[id(base)]).random if level.noise else None
         shooter = me if a.shoot else runner
         tail = level.tail if shooter >= 0 or not level.tail_moon_only else 0
-        return _trial_play(k, base, a.card, shooter, noise, rand, tail, moons)  # type: ignore[arg-type]
+        return _trial_play(k, base, a.card, shooter, level.noise, rand, tail, moons)  # type: ignore[arg-type]
 
     def keep(a: _Arm) -> bool:
         return not a.shoot or a.moons / len(a.values) >= need - SHOOT_SLACK

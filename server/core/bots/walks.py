@@ -65,8 +65,6 @@ POOL = 4096  # deals drawn once and weighed, when the walks weigh their deals by
 # cards lie below it, rather than the lowest of a random suit: round 15).
 SPARRING, TABLE_SENSE, SAFE_LEAD = 0, 1, 2
 STRONG_POLICY = SAFE_LEAD
-STRONG_DOUBT = True  # strong weighs its deals by the queen's free dumps (``worlds.queen_doubt``)
-STRONG_PRIOR = True  # ... and by the suit lengths the pass leaves (``pass_prior``): round 17
 _MASK64 = (1 << 64) - 1
 _OVER_QUEEN = (1 << 37) | (1 << 38)
 _LOW_SPADES = SUIT_MASKS[2] & (QUEEN_BIT - 1)
@@ -196,8 +194,8 @@ def walk_search(
         return SearchResult([Option(c, c.bit_length() - 1, 0.0, 0.0, 0.0, False, 0)], -1, False)
     of_card = {c.bit_length() - 1: c for c in classes}
     walked = sum(1 << card for card in of_card)
-    doubt = queen_doubt(k) if STRONG_DOUBT else None
-    prior = length_prior(k) if STRONG_PRIOR else None
+    # Deals weighed by the queen's free dumps and by the suit lengths the pass leaves.
+    doubt, prior = queen_doubt(k), length_prior(k)
     roots = walk_roots(k, walked, iterations, seed, stop, True, STRONG_POLICY, doubt, prior)
     roots.sort(key=_rank, reverse=True)
     options = [
