@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +31,7 @@ from server.fanout.hub import Hub
 from server.fanout.presence import Presence
 from server.http.account_routes import account_routes, bearer_token
 from server.http.json_body import read_json, refused
+from server.league.posting import post_room_ratings
 from server.net.connection import Closing, Connection
 from server.net.socket_driver import SocketDriver
 from server.net.socket_writer import start_writer
@@ -37,11 +40,12 @@ from server.net.ws_protocol import DIRECT, ROUND_TRIP, DirectSend
 from server.ops import metrics
 from server.ops.gc_pacing import PacedCollections
 from server.ops.loop_lag import LoopLag
+from server.play.actors import Actors
 from server.play.bot_pool import BotPool
 from server.play.quickplay import QuickPlay
 from server.play.rooms import RoomService, public_info
-from server.play.scheduler import Scheduler
-from server.store import RoomStore, open_store
+from server.play.scheduler import DeadlineAlarm, Scheduler
+from server.store import RoomStore, open_league_store, open_store
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).parent / "static"
@@ -63,17 +67,26 @@ class Node:
             node=settings.node_id,
         )
         self.id = settings.node_id  # names this process's sockets in room state
+        self.league = open_league_store(settings.redis_url)
         self.bots = BotPool(settings.bot_workers)
-        self.rooms = RoomService(self.store, self.bots)
-        self.scheduler = Scheduler(self.rooms, settings.scheduler_interval, settings.outage_after)
-        self.hub = Hub(self.store, self.id, self.rooms.actors)
-        self.rooms.on_events = self.hub.committed
-        self.rooms.on_unknown = self.hub.outcome_unknown
-        self.presence = Presence(self.id, self.rooms, self.hub, settings.node_ttl)
-        self.quickplay = QuickPlay(self)
-        self.accounts = Accounts(
-            self.quickplay.league, settings.secret, self.rooms.clock, settings.accounts
+        clock = time.time  # the wall clock of synchronized nodes (docs/architecture.md)
+        actors = Actors()
+        self.hub = Hub(self.store, self.id, actors)
+        alarm = DeadlineAlarm(clock, settings.scheduler_interval)
+        self.rooms = RoomService(
+            self.store,
+            self.bots,
+            clock,
+            actors=actors,
+            on_commit=alarm.committed,
+            on_events=self.hub.committed,
+            on_unknown=self.hub.outcome_unknown,
+            post_ratings=partial(post_room_ratings, self.league, clock),
         )
+        self.scheduler = Scheduler(self.rooms, alarm, settings.outage_after)
+        self.presence = Presence(self.id, self.rooms, self.hub, settings.node_ttl)
+        self.quickplay = QuickPlay(self, self.league)
+        self.accounts = Accounts(self.league, settings.secret, clock, settings.accounts)
         self.connections: set[Connection] = set()
         self.closers: dict[Connection, Closer] = {}  # to close a revoked session's socket
         self._revocations: asyncio.Task[None] | None = None
@@ -85,6 +98,9 @@ class Node:
         return f"{self.settings.public_url.rstrip('/')}/r/{room}"
 
     async def start(self) -> None:
+        # A new outage is recorded before the rooms read it, and both before any tick.
+        await self.scheduler.recover_downtime()
+        await self.rooms.start()
         await self.hub.start()
         await self.scheduler.start()
         await self.presence.start()
@@ -293,7 +309,7 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
         Route("/healthz", healthz),
         Route("/readyz", readyz),
         Route("/metrics", metrics_endpoint),
-        *account_routes(node.accounts, node.quickplay.league),
+        *account_routes(node.accounts, node.league),
         Route("/api/rooms", create_room, methods=["POST"]),
         Route("/api/rooms/{code}", room_info),
         Route("/api/ladder", ladder),

@@ -26,7 +26,7 @@ from server.core.room.state import Clocks, OptionError, parse_options
 from server.ops.outage_log import OutageLog
 from server.play.bot_pool import BotPool
 from server.play.rooms import RoomService
-from server.play.scheduler import Scheduler
+from server.play.scheduler import DeadlineAlarm, Scheduler
 from server.store import MemoryRoomStore, StoreUnavailable
 
 from .room_driver import Driver
@@ -169,7 +169,7 @@ async def test_an_outage_is_logged_once_when_it_starts_and_once_when_it_ends(
 ) -> None:
     store = FlakyStore()
     rooms = RoomService(store, BotPool(0))
-    scheduler = Scheduler(rooms, interval=0.01)
+    scheduler = Scheduler(rooms, DeadlineAlarm(rooms.clock, 0.01))
     caplog.set_level(logging.INFO)
     await scheduler.start()
     try:

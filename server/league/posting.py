@@ -25,9 +25,10 @@ and a change of 0, so every seat of a finished game shows a line.
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +44,8 @@ from server.core.ratings.core import (
 )
 from server.core.room.state import RoomState
 from server.store.league import LeagueStore, PlayerRating, PostResult
+
+log = logging.getLogger(__name__)
 
 BOT_PREFIX = "bot:"
 MAX_ATTEMPTS = 20
@@ -244,3 +247,31 @@ async def post_rated_game(
         # so posters contending for a popular bot identity do not retry in lockstep.
         await asyncio.sleep(random.uniform(0, 0.002 * (attempt + 1)))
     return PostResult.CONFLICT
+
+
+async def post_room_ratings(
+    store: LeagueStore, clock: Callable[[], float], state: RoomState
+) -> list[dict[str, Any] | None] | None:
+    """Post the finished rated game of room ``state`` exactly once: each seat's rating change
+    (None for a seat that is not rated), or None when the room should try again later.
+
+    The room service calls it when the room's ``rating_due`` comes, and steps the answer into
+    the room as ``RatingsPosted``.
+    """
+    game = rated_game_from_room(state, clock())
+    if game is None:
+        return [None, None, None, None]
+    try:
+        result = await post_rated_game(store, game)
+    except Exception:
+        log.exception("posting ratings of %s failed; will retry", game.game_id)
+        return None
+    if result is PostResult.CONFLICT:
+        return None
+    record = await store.game_record(game.game_id)
+    if record is None:
+        return None
+    ratings = record["ratings"]
+    return [
+        {"participant_bot": seat["bot"], **ratings[seat["participant"]]} for seat in record["seats"]
+    ]

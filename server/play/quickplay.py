@@ -1,4 +1,4 @@
-"""Live quick play and the ladder, wired into a node: the queue, the matchmaker, rating posts.
+"""Live quick play and the ladder, wired into a node: the queue and the matchmaker.
 
 The queue and the ratings live in the league store (Redis in production), so any node serves
 any queued player; exactly one matchmaker acts at a time (a lease). A node only keeps which of
@@ -16,12 +16,9 @@ from matchmaker.matching import MatchConfig, QueueEntry, queue_status
 from matchmaker.rooms_bridge import RoomsBridge
 from matchmaker.service import Matchmaker
 from server.core.ratings import display_rating
-from server.core.room.state import RoomState
-from server.league.posting import post_rated_game, rated_game_from_room
 from server.ops.outage_log import OutageLog
 from server.ports import Member, NodeServices
-from server.store import open_league_store
-from server.store.league import LeagueStore, PostResult
+from server.store.league import LeagueStore
 
 log = logging.getLogger(__name__)
 
@@ -30,10 +27,10 @@ QUEUE_TTL = 30.0  # a queued player whose node stopped refreshing it is dropped 
 
 
 class QuickPlay:
-    def __init__(self, node: NodeServices, league: LeagueStore | None = None) -> None:
+    def __init__(self, node: NodeServices, league: LeagueStore) -> None:
         self.node = node
         settings = node.settings
-        self.league = league or open_league_store(settings.redis_url)
+        self.league = league
         self.bridge = RoomsBridge(node.rooms, self.league, clocks=settings.clocks)
         self.config = MatchConfig(bot_fill_after=settings.bot_fill_after)
         self.matchmaker = (
@@ -52,7 +49,6 @@ class QuickPlay:
         )
         self.queued: dict[str, tuple[Member, QueueEntry]] = {}  # player id → its connection
         self._tasks: list[asyncio.Task[None]] = []
-        node.rooms.post_ratings = self.post_ratings
 
     async def start(self) -> None:
         self._tasks.append(asyncio.create_task(self._pickup(), name="queue-pickup"))
@@ -140,27 +136,6 @@ class QuickPlay:
                 outage.failed()
 
     # -- ratings and the ladder ------------------------------------------------------------
-
-    async def post_ratings(self, state: RoomState) -> list[dict[str, Any] | None] | None:
-        """Post a finished rated game exactly once; per-seat changes, or None to retry later."""
-        game = rated_game_from_room(state, self.node.rooms.clock())
-        if game is None:
-            return [None, None, None, None]
-        try:
-            result = await post_rated_game(self.league, game)
-        except Exception:
-            log.exception("posting ratings of %s failed; will retry", game.game_id)
-            return None
-        if result is PostResult.CONFLICT:
-            return None
-        record = await self.league.game_record(game.game_id)
-        if record is None:
-            return None
-        ratings = record["ratings"]
-        return [
-            {"participant_bot": seat["bot"], **ratings[seat["participant"]]}
-            for seat in record["seats"]
-        ]
 
     async def ladder(self, player: str | None, limit: int = 20) -> dict[str, Any]:
         rows = await self.league.ladder(0, limit)

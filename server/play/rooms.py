@@ -70,7 +70,21 @@ def archive_of(state: RoomState, events: list[Event]) -> Archive | None:
     return Archive(state.game_id, records) if records else None
 
 
+PostRatings = Callable[[RoomState], Awaitable[list[dict[str, Any] | None] | None]]
+"""Posts a finished rated game to the league: per-seat rating changes, or None to retry."""
+
+
 class RoomService:
+    """Runs commands on rooms and commits each step; tells its collaborators what it committed.
+
+    ``on_commit(room, next_deadline)`` after every commit (the scheduler's alarm);
+    ``on_events(room, first_seq, events)`` with a commit's events, numbered from the first
+    (this node's sockets get them at once); ``on_unknown(room)`` after a commit whose outcome
+    is unknown (the store did not answer: if it was applied after all, its events reach nobody
+    through ``on_events``, so the room's sockets are caught up from the store instead);
+    ``post_ratings`` when a finished rated game's ratings are due.
+    """
+
     def __init__(
         self,
         store: RoomStore,
@@ -79,24 +93,26 @@ class RoomService:
         *,
         actors: Actors | None = None,
         retention: float = DEFAULT_RETENTION,
+        on_commit: Callable[[str, float | None], None] | None = None,
+        on_events: Callable[[str, int, list[Event]], None] | None = None,
+        on_unknown: Callable[[str], None] | None = None,
+        post_ratings: PostRatings | None = None,
     ) -> None:
         self.store = store
         self.bots = bots
         self.clock = clock  # wall clock of NTP-synchronized nodes: never a persisted monotonic()
         self.actors = actors if actors is not None else Actors()
         self.retention = retention
-        self.on_commit: Callable[[str, float | None], None] | None = None
-        # A commit's events, numbered from the first: this node's sockets get them at once.
-        self.on_events: Callable[[str, int, list[Event]], None] | None = None
-        # A commit whose outcome is unknown (the store did not answer): if it was applied after
-        # all, its events reach nobody through ``on_events``, so the room's sockets are caught
-        # up from the store instead.
-        self.on_unknown: Callable[[str], None] | None = None
+        self.on_commit = on_commit
+        self.on_events = on_events
+        self.on_unknown = on_unknown
+        self.post_ratings = post_ratings
         self.outage: tuple[float, float] | None = None  # the last outage (ended, delta)
-        # Posts a finished rated game to the league: per-seat rating changes, or None to retry.
-        self.post_ratings: (
-            Callable[[RoomState], Awaitable[list[dict[str, Any] | None] | None]] | None
-        ) = None
+
+    async def start(self) -> None:
+        """Learn the last whole-service outage, whose downtime every room gets back on its
+        next step (after the scheduler's ``recover_downtime`` recorded any new one)."""
+        self.outage = await self.store.last_outage()
 
     def _catch_up(self, state: RoomState, now: float) -> tuple[RoomState, list[Event]]:
         """Give the room back the last outage's downtime before anything else happens."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 
 from server.ops.outage_log import OutageLog
 from server.play.rooms import RoomService
@@ -17,6 +18,24 @@ HEARTBEAT_EVERY = 1.0
 OUTAGE_GRACE = 3.0  # beyond the downtime itself, a few seconds to reconnect after an outage
 
 
+class DeadlineAlarm:
+    """Rings when a commit's next deadline falls before the scheduler's next pass, so the room
+    is claimed at once (a bot's move waits for no polling interval).
+
+    Made before the room service and the scheduler: the service calls ``committed`` after each
+    commit, the scheduler waits on ``rung``.
+    """
+
+    def __init__(self, clock: Callable[[], float], interval: float) -> None:
+        self.clock = clock
+        self.interval = interval  # seconds between two passes of the scheduler
+        self.rung = asyncio.Event()
+
+    def committed(self, room_id: str, deadline: float | None) -> None:
+        if deadline is not None and deadline <= self.clock() + self.interval:
+            self.rung.set()
+
+
 class Scheduler:
     """Every node claims due rooms from the store's deadline set and ticks them.
 
@@ -25,23 +44,20 @@ class Scheduler:
     is already due is ticked at once by the node that made it (no polling delay for bots).
     """
 
-    def __init__(self, rooms: RoomService, interval: float, outage_threshold: float = 5.0) -> None:
+    def __init__(
+        self, rooms: RoomService, alarm: DeadlineAlarm, outage_threshold: float = 5.0
+    ) -> None:
         self.rooms = rooms
-        self.interval = interval
+        self.alarm = alarm
+        self.interval = alarm.interval
         self.outage_threshold = outage_threshold  # a heartbeat gap longer than this is an outage
         self._task: asyncio.Task[None] | None = None
         self._beat: asyncio.Task[None] | None = None
         self._running: dict[str, asyncio.Task[None]] = {}
         self._again: set[str] = set()
-        self._wake = asyncio.Event()
-        rooms.on_commit = self._committed
-
-    def _committed(self, room_id: str, deadline: float | None) -> None:
-        if deadline is not None and deadline <= self.rooms.clock() + self.interval:
-            self._wake.set()
 
     async def start(self) -> None:
-        await self._recover_downtime()
+        """Claim and tick due rooms from now on (after ``recover_downtime``)."""
         self._task = asyncio.create_task(self._loop(), name="scheduler")
         # Its own loop: the heartbeat's key lives on one shard, whose failover must not hold
         # up the claims of rooms on the others.
@@ -56,7 +72,7 @@ class Scheduler:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
 
-    async def _recover_downtime(self) -> None:
+    async def recover_downtime(self) -> None:
         """After a whole-service outage, push deadlines back so nobody is booted for it.
 
         The heartbeat swap is atomic, so exactly one starting node sees the gap; it shifts the
@@ -71,7 +87,6 @@ class Scheduler:
             moved = await store.shift_deadlines(shift)
             await store.record_outage(now, shift)
             log.warning("service was down %.1fs: pushed %d deadlines back", now - last, moved)
-        self.rooms.outage = await store.last_outage()
 
     async def _loop(self) -> None:
         store = self.rooms.store
@@ -93,11 +108,11 @@ class Scheduler:
             except Exception:
                 outage.failed()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.interval)
-            self._wake.clear()
+                await asyncio.wait_for(self.alarm.rung.wait(), self.interval)
+            self.alarm.rung.clear()
 
     async def _beat_loop(self) -> None:
-        """The service's heartbeat (``_recover_downtime`` reads its gaps), every second."""
+        """The service's heartbeat (``recover_downtime`` reads its gaps), every second."""
         store = self.rooms.store
         outage = OutageLog(log, "scheduler heartbeat (store unreachable?)")
         while True:
