@@ -48,10 +48,10 @@ from load_tests.bots_summary import (
     ratio_and_se,
     report,
 )
+from load_tests.sparring import SPARRING, spar
 from protocol.cards import cards_in, mask_of_names, parse_card
 from server.core.bots import decide
 from server.core.bots.playout import play_out
-from server.core.bots.sparring import SPARRING, spar
 from server.core.room.game_view import game_view
 from server.core.rules import (
     POINT_CARDS,

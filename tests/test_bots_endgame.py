@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
+from load_tests.sparring import FLAT_RACE
 from server.core.bots import search, worlds
 from server.core.bots.endgame import Solver, moon_table
 from server.core.bots.knowledge import knowledge_of
-from server.core.bots.levels import FLAT_RACE
 from server.core.bots.outcome import scored
 from server.core.bots.playout import play_out
 from server.core.room.game_view import game_view

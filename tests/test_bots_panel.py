@@ -6,13 +6,13 @@ import random
 
 import pytest
 
+from load_tests.sparring import FLAT_RACE, SPARRING, spar
 from protocol.cards import mask_of_names, parse_card
 from server.core.bots import BOT_LEVELS, decide, walks, worlds
 from server.core.bots.knowledge import Knowledge, knowledge_of
-from server.core.bots.levels import FLAT_RACE, LEVEL_RATINGS
+from server.core.bots.levels import LEVEL_RATINGS
 from server.core.bots.outcome import scored
 from server.core.bots.playout import cards_of
-from server.core.bots.sparring import SPARRING, spar
 from server.core.bots.styles import blocker_play, ducker_pass, shooter_pass
 from server.core.bots.walks import Root
 from server.core.bots.worlds import NoWorld

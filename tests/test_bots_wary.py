@@ -6,10 +6,10 @@ import random
 
 import pytest
 
+from load_tests.sparring import FLAT_RACE
 from protocol.cards import mask_of_names, parse_card
 from server.core.bots import decide, search, worlds
 from server.core.bots.knowledge import Knowledge, knowledge_of
-from server.core.bots.levels import FLAT_RACE
 from server.core.room.game_view import game_view
 from server.core.rules import Game, Rules
 

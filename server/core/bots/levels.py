@@ -53,13 +53,6 @@ BOT_LEVELS: dict[str, BotLevel] = {
         "strong", "bot:strong", "Strong Bot", True, 0, 0, 0, 0, 0, 1, walks=60000, priced_pass=True
     ),
 }
-# The flat race as strong played it until round 12 (docs/bots.md): the opponent model's noise
-# and surprise, the exact endgame, the searched pass. Not a level a table can seat: the
-# sparring partner ``flat`` (``sparring.py``), so the benchmark can set strong against its
-# former self.
-FLAT_RACE = BotLevel(
-    "flat", "spar:flat", "Flat Race", True, 12000, 24, 160, 64, 12000, 3, 0.15, 0.8, 3
-)
 DEFAULT_LEVEL = "strong"
 
 

@@ -1,11 +1,12 @@
 """The sparring panel's entry point: a seat's view in, a ``Decision`` out, like ``decide``.
 
-The panel is the styles of ``styles.py`` (``ducker``, ``shooter``, ``blocker``) and the
-information-set tree search of ``walks.py`` at 250 walks (``ismcts``), and ``flat``: the flat
-race of ``search.py`` as strong played it until round 12 (``levels.FLAT_RACE``), strong's former
-self. They are not levels a table can seat: they exist so the benchmark can measure the levels
-against play they were not tuned against. Same contract as ``decide``: the view only,
-deterministic for a view and seed.
+The panel is the styles of ``server/core/bots/styles.py`` (``ducker``, ``shooter``,
+``blocker``), the information-set tree search of ``walks.py`` at 250 walks (``ismcts``), and
+``flat``: the flat race of ``search.py`` as strong played it before the tree walks
+(``FLAT_RACE``), strong's former self. None is a level a table can seat: they exist so the
+benchmark can measure the levels against play they were not tuned against, which is why they
+live here and not in the server. Same contract as ``decide``: the view only, deterministic for
+a view and seed.
 """
 
 from __future__ import annotations
@@ -14,15 +15,21 @@ import random
 from typing import Any
 
 from protocol.cards import card_name, names_of
+from server.core.bots.basic import basic_pass
+from server.core.bots.decisions import Decision, decide, strict_legal, view_seed
+from server.core.bots.knowledge import knowledge_of
+from server.core.bots.levels import BotLevel
+from server.core.bots.outcome import choose_moon
+from server.core.bots.styles import STYLES, style_pass, style_play
+from server.core.bots.walks import best_root, walk_roots
 
-from .basic import basic_pass
-from .decisions import Decision, decide, strict_legal, view_seed
-from .knowledge import knowledge_of
-from .levels import FLAT_RACE
-from .outcome import choose_moon
-from .styles import STYLES, style_pass, style_play
-from .walks import best_root, walk_roots
-
+# The flat race with strong's settings before the tree walks (docs/bots.md): the opponent
+# model's noise and surprise, the exact endgame, the searched pass. No seated level has an
+# endgame or noise: the search code for them (``search._search_endgame``, the noisy playouts)
+# is reached only through this bot.
+FLAT_RACE = BotLevel(
+    "flat", "spar:flat", "Flat Race", True, 12000, 24, 160, 64, 12000, 3, 0.15, 0.8, 3
+)
 ISMCTS_ITERATIONS = 250  # tree walks per decision (about the basic-to-normal range of time)
 SPARRING = (*STYLES, "ismcts", "flat")
 
