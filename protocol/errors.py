@@ -62,8 +62,16 @@ ERRORS: dict[str, str] = {
 }
 
 
-class ProtocolError(Exception):
-    """A refused message: carries the stable code and a sentence for people."""
+class HeartsError(Exception):
+    """The root of every refusal the service explains: a stable ``code`` and a sentence.
+
+    The rules engine's ``IllegalMove``, the room's ``RoomError`` and ``OptionError``, and
+    ``ProtocolError`` all derive from it, so a refusal travels from wherever it was decided to
+    the client unchanged, and becomes an error frame in one place (``frame``).
+
+    >>> HeartsError("not_your_turn").frame(7)
+    {'type': 'error', 're': 7, 'code': 'not_your_turn', 'message': 'It is not your turn.'}
+    """
 
     def __init__(self, code: str, message: str | None = None) -> None:
         if code not in ERRORS:
@@ -72,6 +80,20 @@ class ProtocolError(Exception):
         self.message = message or ERRORS[code]
         super().__init__(self.message)
 
+    def frame(self, re: object) -> dict[str, object]:
+        """The error frame answering the command whose id is ``re``."""
+        return error_frame(re, self.code, self.message)
+
+
+class ProtocolError(HeartsError):
+    """A message or request refused before it reached a room (its frame, its fields, who sent
+    it)."""
+
 
 def error_frame(re: object, code: str, message: str | None = None) -> dict[str, object]:
+    """An error frame for ``code``, with its registered sentence unless ``message`` is given.
+
+    >>> error_frame(None, "busy")["message"]
+    'The room is busy; try again.'
+    """
     return {"type": "error", "re": re, "code": code, "message": message or ERRORS[code]}

@@ -21,12 +21,12 @@ from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from protocol.codec import JSON, SUBPROTOCOLS, Codec
-from protocol.errors import ProtocolError, error_frame
+from protocol.errors import HeartsError, ProtocolError
 from server.accounts.identity import Identity
 from server.accounts.service import Accounts
 from server.config import Settings
 from server.core.room.game_view import game_view
-from server.core.room.state import OptionError, parse_options
+from server.core.room.state import parse_options
 from server.fanout.hub import Hub
 from server.fanout.presence import Presence
 from server.http.account_routes import account_routes, bearer_token
@@ -193,26 +193,23 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
         ok = not node.draining and await node.store.ping()
         return PlainTextResponse("ready" if ok else "not ready", status_code=200 if ok else 503)
 
-    def bad(code: str, message: str, status: int = 400) -> JSONResponse:
-        return JSONResponse(error_frame(None, code, message), status_code=status)
-
     async def bearer(request: Request) -> Identity | None:
         return await node.accounts.verify(bearer_token(request))
 
     async def create_room(request: Request) -> Response:
         identity = await bearer(request)
         if identity is None:
-            return bad("bad_token", "Send Authorization: Bearer <token> from /api/guest.", 401)
+            return refused(
+                ProtocolError("bad_token", "Send Authorization: Bearer <token> from /api/guest.")
+            )
         try:
             data = await read_json(request)
             raw = data.get("options") or {}
             if not isinstance(raw, dict):
                 raise ProtocolError("bad_field", "options must be a JSON object of options.")
             options = parse_options(raw, clocks=settings.clocks, kind="friends")
-        except ProtocolError as e:
+        except HeartsError as e:
             return refused(e)
-        except OptionError as e:
-            return bad("bad_option", str(e))
         state = await node.rooms.create(
             kind="friends", host=identity.player, host_name=identity.name, options=options
         )
@@ -225,7 +222,7 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
         code = request.path_params["code"]
         state = await node.rooms.load(code) if 4 <= len(code) <= 40 else None
         if state is None:
-            return bad("room_not_found", "No room has that code.", 404)
+            return refused(ProtocolError("room_not_found"))
         return JSONResponse(public_info(state))
 
     async def metrics_endpoint(request: Request) -> Response:
@@ -235,7 +232,7 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
         try:
             limit = max(1, min(100, int(request.query_params.get("limit", "20"))))
         except ValueError:
-            return bad("bad_field", "limit must be an integer from 1 to 100")
+            return refused(ProtocolError("bad_field", "limit must be an integer from 1 to 100"))
         identity = await bearer(request)
         return JSONResponse(
             await node.quickplay.ladder(identity.player if identity else None, limit)
@@ -244,7 +241,7 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
     async def player_info(request: Request) -> Response:
         player = request.path_params["player"]
         if not 1 <= len(player) <= 64:
-            return bad("bad_field", "not a player id")
+            return refused(ProtocolError("bad_field", "not a player id"))
         return JSONResponse(await node.quickplay.player(player))
 
     async def index(request: Request) -> Response:

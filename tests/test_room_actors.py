@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from protocol.cards import cards_in, mask_of_names
+from protocol.errors import HeartsError
 from protocol.shuffle import deal_context, seat_commitment
 from server.core.room.commands import (
     CommitSecret,
@@ -16,7 +17,6 @@ from server.core.room.commands import (
     PassCards,
     PlayCard,
     RevealSecret,
-    RoomError,
     Start,
 )
 from server.core.room.game_view import game_view
@@ -139,12 +139,12 @@ async def test_a_refusal_is_decided_on_the_stores_state_and_changes_nothing() ->
     room = await seated_room(rooms)
     before = await rooms.load(room)
     store.loads = store.commits = 0
-    with pytest.raises(RoomError):
+    with pytest.raises(HeartsError):
         await rooms.apply(room, PlayCard("p1", 0))
     assert store.loads == 1 and store.commits == 0  # refused on the copy: checked once more
     assert await rooms.load(room) == before
     store.loads = 0
-    with pytest.raises(RoomError):
+    with pytest.raises(HeartsError):
         await rooms.apply(room, PlayCard("p1", 0))
     assert store.loads == 1  # refused again, on the freshly loaded state: no second load
 
@@ -171,7 +171,7 @@ async def test_an_unconfirmed_commit_drops_the_cache_and_the_room_is_reloaded() 
     rooms = service(store)
     room = await seated_room(rooms)
     store.fail_next_commit = True
-    with pytest.raises(RoomError) as e:
+    with pytest.raises(HeartsError) as e:
         await next_move(rooms, room)
     assert e.value.code == "outcome_unknown"
     store.loads = 0

@@ -8,6 +8,7 @@ import msgpack
 import pytest
 
 from protocol.cards import cards_in, mask_of_names, names_of
+from protocol.errors import HeartsError
 from server.core.room.clocks import deciding_seats, next_deadline
 from server.core.room.commands import (
     ALL,
@@ -20,7 +21,6 @@ from server.core.room.commands import (
     PassCards,
     PlayCard,
     Rematch,
-    RoomError,
     Start,
     Tick,
 )
@@ -59,10 +59,10 @@ def test_first_three_to_open_the_link_sit_later_arrivals_watch() -> None:
 def test_only_the_host_fills_bots_and_starts_and_only_when_full() -> None:
     d = Driver()
     d.do(Join("p1", "P1"))
-    with pytest.raises(RoomError) as e:
+    with pytest.raises(HeartsError) as e:
         d.do(FillBots("p1"))
     assert e.value.code == "not_host"
-    with pytest.raises(RoomError) as e:
+    with pytest.raises(HeartsError) as e:
         d.do(Start("p0"))
     assert e.value.code == "not_ready"
     d.do(FillBots("p0"))
@@ -98,7 +98,7 @@ def test_a_refused_command_changes_nothing() -> None:
         Start("p0"),
         Rematch("p0"),
     ]:
-        with pytest.raises(RoomError):
+        with pytest.raises(HeartsError):
             step(d.state, bad, d.now)
     assert d.state.to_bytes() == before
 
@@ -231,22 +231,22 @@ def test_bank_out_then_another_human_boots_and_a_bot_finishes() -> None:
     d = seated_game(humans=2, clocks=CLOCKS)
     d.do(Connect("p1", "c1"))
     seat = to_human_turn(d, "p1")
-    with pytest.raises(RoomError) as e:
+    with pytest.raises(HeartsError) as e:
         d.do(Boot("p0", seat))
     assert e.value.code == "not_bootable"
     d.now = next_deadline(d.state)  # grace + bank + lag cap
     d.do(Tick())
     assert d.state.seats[seat].out_of_time_at is not None
     assert any(e.type == "out_of_time" for e in d.events)
-    with pytest.raises(RoomError):
+    with pytest.raises(HeartsError):
         d.do(Boot("p1", seat))  # not yourself
     d.do(Boot("p0", seat))
     assert d.state.seats[seat].is_bot
     assert d.state.departures[-1]["reason"] == "booted"
-    with pytest.raises(RoomError) as e:
+    with pytest.raises(HeartsError) as e:
         d.do(Boot("p0", seat))  # only once: it is a bot now
     assert e.value.code == "not_bootable"
-    with pytest.raises(RoomError) as e:
+    with pytest.raises(HeartsError) as e:
         d.do(PlayCard("p1", 0))  # the booted player cannot act for the seat again
     assert e.value.code == "not_seated"
 
@@ -317,7 +317,7 @@ def test_disconnected_past_reconnect_grace_can_be_booted_with_bank_left() -> Non
     d.do(Connect("p1", "c1"))
     d.do(Disconnect("p1", "c1"))
     d.now += 29
-    with pytest.raises(RoomError):
+    with pytest.raises(HeartsError):
         d.do(Boot("p0", 1))
     d.now += 1.5
     d.do(Boot("p0", 1))
@@ -445,11 +445,11 @@ def test_a_correspondence_game_can_be_ended_after_48_hours_on_one_seat() -> None
     d.now += 47 * 3600
     d.do(Tick())
     assert not d.state.seats[1].is_bot  # no clocks boot anyone at this pace
-    with pytest.raises(RoomError) as e:
+    with pytest.raises(HeartsError) as e:
         d.do(EndGame("p0"))
     assert e.value.code == "cannot_end_game"
     d.now += 2 * 3600
-    with pytest.raises(RoomError):
+    with pytest.raises(HeartsError):
         d.do(EndGame("p1"))  # not the seat that is waited on
     d.do(EndGame("p0"))
     assert d.state.status == "finished"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from protocol.errors import HeartsError
 from protocol.shuffle import deal_context, seat_commitment
 from protocol.verify import verify_audit
 from server.core.room.clocks import next_deadline
@@ -13,7 +14,6 @@ from server.core.room.commands import (
     Join,
     Leave,
     RevealSecret,
-    RoomError,
     Start,
     Tick,
 )
@@ -44,14 +44,14 @@ def test_the_deal_waits_for_every_human_commitment_then_every_reveal() -> None:
     assert d.state.game.hand is None
     ctx = deal_context(d.state.game_id, 1)
     d.do(CommitSecret("p0", seat_commitment(ctx, 0, secret_of(0))))
-    with pytest.raises(RoomError) as e:
+    with pytest.raises(HeartsError) as e:
         d.do(RevealSecret("p0", secret_of(0)))  # nobody reveals before all have committed
     assert e.value.code == "wrong_phase"
     d.do(CommitSecret("p1", seat_commitment(ctx, 1, secret_of(1))))
     assert d.state.shuffle["phase"] == "reveal"
     listed = [e for e in d.events if e.type == "commitments"][-1]
     assert listed.data["commitments"][2:] == [None, None]
-    with pytest.raises(RoomError) as e:
+    with pytest.raises(HeartsError) as e:
         d.do(RevealSecret("p1", secret_of(0)))
     assert e.value.code == "bad_reveal"
     d.do(RevealSecret("p0", secret_of(0)))
@@ -137,7 +137,7 @@ def test_a_seat_that_keeps_missing_the_shuffle_is_treated_as_idle() -> None:
         d.bot_moves()
         for p in ("p0", "p1"):
             d.human_play_lowest(p)  # p1 plays its cards, it only skips the shuffle
-    with pytest.raises(RoomError):
+    with pytest.raises(HeartsError):
         d.do(Boot("p0", 1))
     ctx = deal_context(d.state.game_id, 2)
     d.do(CommitSecret("p0", seat_commitment(ctx, 0, secret_of(0))))

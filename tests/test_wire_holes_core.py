@@ -9,7 +9,7 @@ import logging
 import pytest
 
 from protocol.codec import JSON, MSGPACK, Codec
-from protocol.errors import ProtocolError
+from protocol.errors import HeartsError, ProtocolError
 from protocol.messages import command_id, parse_command
 from server.core.room.commands import (
     Boot,
@@ -18,7 +18,6 @@ from server.core.room.commands import (
     DropNode,
     FillBots,
     Join,
-    RoomError,
     Start,
     Tick,
 )
@@ -57,7 +56,7 @@ def test_a_second_tab_closing_leaves_the_seat_connected_and_unbootable() -> None
     assert False not in connection_events(d, 1)
     d.now += CLOCKS.reconnect + 1
     d.do(Tick())
-    with pytest.raises(RoomError) as e:
+    with pytest.raises(HeartsError) as e:
         d.do(Boot("p0", 1))
     assert e.value.code == "not_bootable"
     d.do(Disconnect("p1", "n1/a"))  # the last socket closes: now the seat is away
@@ -157,7 +156,7 @@ async def test_a_commit_the_store_did_not_confirm_is_reported_as_unknown() -> No
 
     state = await rooms.create(kind="friends", host="p0", host_name="Ann", options=TableOptions())
     store.down = True
-    with pytest.raises(RoomError) as e:
+    with pytest.raises(HeartsError) as e:
         await rooms.apply(state.id, Join("p1", "Bea", "n/x"))
     assert e.value.code == "outcome_unknown"
     store.down = False

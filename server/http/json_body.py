@@ -22,7 +22,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from protocol.errors import ProtocolError, error_frame
+from protocol.errors import HeartsError, ProtocolError
 
 MAX_BODY = 4096
 MAX_DEPTH = 16  # the deepest body any route reads is 2 ({"options": {...}})
@@ -30,6 +30,7 @@ MAX_DEPTH = 16  # the deepest body any route reads is 2 ({"options": {...}})
 STATUS = {
     "bad_token": 401,
     "wrong_credentials": 401,
+    "room_not_found": 404,
     "name_taken": 409,
     "unsupported_media_type": 415,
     "too_many_attempts": 429,
@@ -39,9 +40,9 @@ _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _BRACKET = re.compile(r"[\[\]{}]")
 
 
-def refused(e: ProtocolError) -> JSONResponse:
+def refused(e: HeartsError) -> JSONResponse:
     """The error frame of a refused request, with its HTTP status (400 unless listed)."""
-    return JSONResponse(error_frame(None, e.code, e.message), status_code=STATUS.get(e.code, 400))
+    return JSONResponse(e.frame(None), status_code=STATUS.get(e.code, 400))
 
 
 def is_json_type(content_type: str) -> bool:

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from protocol.codec import MAX_FRAME_BYTES, PROTOCOL_VERSION, Codec
-from protocol.errors import ERRORS, ProtocolError, error_frame
+from protocol.errors import HeartsError, ProtocolError, error_frame
 from protocol.messages import Command, command_id, parse_command
 from server.accounts.identity import Identity
 from server.core.room.commands import (
@@ -38,7 +38,7 @@ from server.core.room.commands import (
     Start,
 )
 from server.core.room.commands import Command as RoomCommand
-from server.core.room.state import OptionError, RoomState, parse_options
+from server.core.room.state import RoomState, parse_options
 from server.core.room.views import room_view, visible
 from server.fanout.commit_frames import CommitFrames
 from server.net.ws_protocol import RoundTrip
@@ -207,15 +207,9 @@ class Connection:
             kind = command.type
             reply = await self.dispatch(command)
             self.push({"type": "ok", "re": command.id, **reply})
-        except ProtocolError as e:
+        except HeartsError as e:  # refused wherever it was decided: the frame, the room, the rules
             outcome = e.code
-            self.push(error_frame(re, e.code, e.message))
-        except RoomError as e:
-            outcome = e.code if e.code in ERRORS else "internal_error"
-            self.push(error_frame(re, outcome, e.message))
-        except OptionError as e:
-            outcome = "bad_option"
-            self.push(error_frame(re, "bad_option", str(e)))
+            self.push(e.frame(re))
         except StoreError:
             outcome = "store_unavailable"  # a read failed: nothing was written
             self.push(error_frame(re, "store_unavailable"))

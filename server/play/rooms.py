@@ -18,7 +18,7 @@ from typing import Any
 
 import msgpack
 
-from protocol.errors import ERRORS
+from protocol.errors import HeartsError
 from protocol.packer import pack
 from server.core.room.clocks import deciding_seats, next_deadline
 from server.core.room.commands import (
@@ -147,7 +147,7 @@ class RoomService:
         try:
             snap = await self.store.load_room(actor.room_id)
         except StoreUnavailable as e:
-            raise RoomError("store_unavailable", ERRORS["store_unavailable"]) from e
+            raise RoomError("store_unavailable") from e
         if snap is None:
             actor.drop()
             raise RoomError("room_not_found", "No room has that code.")
@@ -174,7 +174,7 @@ class RoomService:
                 raise
 
     async def apply(self, room_id: str, command: Command) -> tuple[RoomState, list[Event]]:
-        """Run one command to a committed state; RoomError if the room refuses it."""
+        """Run one command to a committed state; a HeartsError if the room refuses it."""
         actor = self.actors.get(room_id)
         async with actor.lock:
             for _ in range(MAX_ATTEMPTS):
@@ -185,7 +185,7 @@ class RoomService:
                 shifted, early = self._catch_up(state, now)
                 try:
                     new, events = step(shifted, command, now)
-                except RoomError:
+                except HeartsError:
                     if not cached:
                         raise
                     # The copy may be behind another node's commit (fan-out lags, or broke in
@@ -217,7 +217,7 @@ class RoomService:
             # The script may have run and only its reply been lost (store/base.py).
             if self.on_unknown is not None:
                 self.on_unknown(actor.room_id)
-            raise RoomError("outcome_unknown", ERRORS["outcome_unknown"]) from e
+            raise RoomError("outcome_unknown") from e
         except Exception:
             metrics.STORE_ERRORS.inc()
             actor.drop()
@@ -292,7 +292,7 @@ class RoomService:
                 action, value = await self.bots.decide(view, seat.bot or "random", seed)
                 try:
                     state, evs = step(state, BotAct(i, action, value), now)
-                except RoomError:
+                except HeartsError:
                     action, value = random_move(view, seed)
                     state, evs = step(state, BotAct(i, action, value), now)
                 events += evs

@@ -9,15 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from protocol.errors import HeartsError
+
 ALL = -1
 """Event audience: everyone in the room (seats and spectators). 0..3: that seat only."""
 
 
-class RoomError(Exception):
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+class RoomError(HeartsError):
+    """A command the room refuses (or could not run); the room is unchanged."""
 
 
 @dataclass(frozen=True, slots=True)

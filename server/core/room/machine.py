@@ -2,8 +2,8 @@
 
 No I/O and no clock of its own: ``now`` comes in with every command, every deadline is an
 absolute time in the state, and timer expiry is the ``Tick`` command. The server, the store and
-the scheduler drive it. A refused command raises ``RoomError`` and the input state is untouched
-(``step`` works on a copy).
+the scheduler drive it. A refused command raises a ``HeartsError`` (``RoomError``, or the rules
+engine's ``IllegalMove``) and the input state is untouched (``step`` works on a copy).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from operator import attrgetter
 from typing import Any
 
 from protocol.cards import card_name, names_of
-from server.core.rules import IllegalMove, mask_of, points_in
+from server.core.rules import mask_of, points_in
 
 from .bot_names import bot_name
 from .clock_steps import ClockSteps
@@ -217,10 +217,7 @@ class _Step(ClockSteps):
 
     def _CallRevoke(self, c: CallRevoke) -> None:
         i = self._seat(c.player)
-        try:
-            guilty = self._game().call_revoke(i, c.accused)
-        except IllegalMove as e:
-            raise RoomError(e.code, e.message) from None
+        guilty = self._game().call_revoke(i, c.accused)  # IllegalMove: the room is unchanged
         self.emit(ALL, "revoke_called", accuser=i, accused=c.accused, guilty=guilty)
         self._after_move()
 
@@ -238,15 +235,13 @@ class _Step(ClockSteps):
         hand = game.hand
         if hand is None:
             raise RoomError("wrong_phase", "The cards are not dealt yet: the shuffle is running.")
-        try:
-            if action == "pass":
-                done = game.pass_cards(i, value)
-            elif action == "play":
-                winner = game.play(i, value)
-            else:
-                game.choose_moon(i, value)
-        except IllegalMove as e:
-            raise RoomError(e.code, e.message) from None
+        # The engine checks before it changes anything: an IllegalMove leaves the room as it was.
+        if action == "pass":
+            done = game.pass_cards(i, value)
+        elif action == "play":
+            winner = game.play(i, value)
+        else:
+            game.choose_moon(i, value)
         self._charge(i, lag)
         mover = self.own_seat(i)
         mover.turn_since = mover.bot_due = None  # this decision is made; a next one starts anew

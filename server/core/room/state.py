@@ -13,6 +13,7 @@ from typing import Any
 
 import msgpack
 
+from protocol.errors import HeartsError
 from protocol.packer import pack
 from server.core.rules import Game, Moon, Revokes, Rules, Tie
 
@@ -96,8 +97,11 @@ class TableOptions:
         }
 
 
-class OptionError(ValueError):
+class OptionError(HeartsError):
     """A house-rule option a client asked for that the table does not offer; says which."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("bad_option", message)
 
 
 OPTION_VALUES: dict[str, tuple[Any, ...]] = {
