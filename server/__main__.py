@@ -10,8 +10,7 @@ import uvicorn
 from protocol.codec import MAX_FRAME_BYTES
 from server.app import create_app
 from server.config import Settings
-from server.net.http_protocol import HttpProtocol
-from server.net.ws_protocol import BatchingWebSocketProtocol
+from server.net.fast_path import protocols
 from server.ops import gc_pacing
 from server.ops.log_setup import configure
 
@@ -25,12 +24,13 @@ def main() -> None:
     logging.getLogger("server").info(
         "Hearts Live on http://%s:%d (%s)", settings.host, settings.port, store
     )
+    http, ws = protocols(settings.ws_fast_path)
     uvicorn.run(
         create_app(settings),
         host=settings.host,
         port=settings.port,
-        http=HttpProtocol,
-        ws=BatchingWebSocketProtocol,
+        http=http,
+        ws=ws,
         ws_max_size=MAX_FRAME_BYTES,
         ws_per_message_deflate=settings.ws_deflate,
         ws_ping_interval=settings.ws_ping_interval,

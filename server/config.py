@@ -56,6 +56,9 @@ class Settings:
     # WebSocket keepalive pings, seconds apart: their round trip is the clocks' lag credit, and
     # a socket that leaves one unanswered this long is closed (docs/protocol.md).
     ws_ping_interval: float = 20.0
+    # Serve sockets with this server's own uvicorn protocols (server/net/fast_path.py); False:
+    # uvicorn's stock ones, through which the app works too.
+    ws_fast_path: bool = True
     node_ttl: float = 10.0  # a node silent this long is dead: its sockets stop counting
     accounts: AccountPolicy = field(default_factory=AccountPolicy)  # sessions, throttles
 
@@ -99,5 +102,6 @@ class Settings:
             node_ttl=_float("HEARTS_NODE_TTL", 10.0),
             ws_deflate=env.get("HEARTS_WS_DEFLATE", "0") in ("1", "true", "yes"),
             ws_ping_interval=_float("HEARTS_WS_PING_INTERVAL", 20.0),
+            ws_fast_path=env.get("HEARTS_WS_FAST_PATH", "1") not in ("0", "false", "no"),
             accounts=AccountPolicy.from_env(env),
         )

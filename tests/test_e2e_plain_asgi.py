@@ -1,6 +1,8 @@
 """The app on any ASGI server: under plain uvicorn (its own WebSocket protocol, not this
 server's), the ASGI coroutine reads each socket and a task writes it, and a whole game plays
-the same, both codecs, with every hand verified."""
+the same, both codecs, with every hand verified. So it does under ``python -m server`` with the
+fast path off (``HEARTS_WS_FAST_PATH=0``), as when an upgrade of uvicorn or websockets no longer
+fits it (server/net/fast_path.py)."""
 
 from __future__ import annotations
 
@@ -14,12 +16,16 @@ from tests.server_process import ServerProcess, free_port
 from tests.test_e2e_game import assert_no_leak, check_scores, seat_humans
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[ServerProcess]:
-    port = free_port()
-    argv = ["-m", "uvicorn", "--factory", "server.app:create_app"]
-    argv += ["--host", "127.0.0.1", "--port", str(port), "--ws", "websockets-sansio"]
-    proc = ServerProcess(port=port, argv=argv).start()
+@pytest.fixture(scope="module", params=["plain uvicorn", "fast path off"])
+def server(request: pytest.FixtureRequest) -> Iterator[ServerProcess]:
+    if request.param == "plain uvicorn":
+        port = free_port()
+        argv = ["-m", "uvicorn", "--factory", "server.app:create_app"]
+        argv += ["--host", "127.0.0.1", "--port", str(port), "--ws", "websockets-sansio"]
+        proc = ServerProcess(port=port, argv=argv).start()
+    else:
+        proc = ServerProcess(HEARTS_WS_FAST_PATH="0", LOG_LEVEL="INFO").start()
+        assert "WebSocket fast path off" in proc.log()
     yield proc
     proc.stop()
 
