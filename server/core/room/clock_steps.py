@@ -12,7 +12,7 @@ from .state import Seat
 
 
 class ClockSteps(GameSteps):
-    def _ShiftClocks(self, c: ShiftClocks) -> None:
+    def _shift_clocks(self, c: ShiftClocks) -> None:
         st = self.state
         if st.outage_seen >= c.outage:
             return
@@ -33,7 +33,7 @@ class ClockSteps(GameSteps):
                     setattr(seat, name, value + d)
         self.emit(ALL, "clocks_shifted", by=d)
 
-    def _Boot(self, c: Boot) -> None:
+    def _boot(self, c: Boot) -> None:
         st = self.state
         booter = self._seat(c.player)
         target = st.seats[c.seat]
@@ -50,7 +50,7 @@ class ClockSteps(GameSteps):
             )
         self._replace(c.seat, "booted", by=booter)
 
-    def _Tick(self, c: Tick) -> None:
+    def _tick(self, c: Tick) -> None:
         st = self.state
         now = self.now
         sh = st.shuffle

@@ -58,7 +58,7 @@ class GameSteps(ShuffleSteps):
             return
         self._update_turns()
 
-    def _EndGame(self, c: EndGame) -> None:
+    def _end_game(self, c: EndGame) -> None:
         st = self.state
         i = self._seat(c.player)
         wait = st.options.clocks.correspondence_wait
@@ -90,7 +90,7 @@ class GameSteps(ShuffleSteps):
             departures=st.departures.copy(),
         )
 
-    def _RatingsPosted(self, c: RatingsPosted) -> None:
+    def _ratings_posted(self, c: RatingsPosted) -> None:
         st = self.state
         if st.rated_posted or st.rating_due is None:
             return

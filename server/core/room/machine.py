@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import fields
 from operator import attrgetter
-from typing import Any
+from typing import Any, assert_never
 
 from protocol.cards import card_name, names_of
 from server.core.rules import mask_of, points_in
@@ -19,23 +19,30 @@ from .bot_names import bot_name
 from .clock_steps import ClockSteps
 from .commands import (
     ALL,
+    Boot,
     BotAct,
     CallRevoke,
     ChooseMoon,
     Command,
+    CommitSecret,
     Connect,
     Disconnect,
     DropNode,
+    EndGame,
     Event,
     FillBots,
     Join,
     Leave,
     PassCards,
     PlayCard,
+    RatingsPosted,
     Rematch,
+    RevealSecret,
     RoomError,
     SeatPlayers,
+    ShiftClocks,
     Start,
+    Tick,
 )
 from .game_view import names_of_seq
 from .state import RoomState, Seat, TableOptions
@@ -73,12 +80,56 @@ _room_value = attrgetter(*(f.name for f in fields(RoomState)))  # in field order
 
 class _Step(ClockSteps):
     def apply(self, command: Command) -> None:
-        handler = getattr(self, "_" + type(command).__name__)
-        handler(command)
+        # Every command of ``commands.Command``, the most frequent first.
+        match command:
+            case PlayCard():
+                self._play_card(command)
+            case PassCards():
+                self._pass_cards(command)
+            case BotAct():
+                self._bot_act(command)
+            case Tick():
+                self._tick(command)
+            case Connect():
+                self._connect(command)
+            case Disconnect():
+                self._disconnect(command)
+            case Join():
+                self._join(command)
+            case ChooseMoon():
+                self._choose_moon(command)
+            case CommitSecret():
+                self._commit_secret(command)
+            case RevealSecret():
+                self._reveal_secret(command)
+            case CallRevoke():
+                self._call_revoke(command)
+            case Boot():
+                self._boot(command)
+            case Leave():
+                self._leave(command)
+            case FillBots():
+                self._fill_bots(command)
+            case Start():
+                self._start(command)
+            case Rematch():
+                self._rematch(command)
+            case EndGame():
+                self._end_game(command)
+            case RatingsPosted():
+                self._ratings_posted(command)
+            case ShiftClocks():
+                self._shift_clocks(command)
+            case SeatPlayers():
+                self._seat_players(command)
+            case DropNode():
+                self._drop_node(command)
+            case _:
+                assert_never(command)  # mypy: every command of the union has its case
 
     # -- seating ---------------------------------------------------------------------------
 
-    def _Join(self, c: Join) -> None:
+    def _join(self, c: Join) -> None:
         st = self.state
         if st.seat_of(c.player) is not None or c.player in st.spectators:
             return
@@ -95,7 +146,7 @@ class _Step(ClockSteps):
         st.spectators = [*st.spectators, c.player]  # replaced, not changed: copies share it
         self.emit(ALL, "spectators", count=len(st.spectators))
 
-    def _SeatPlayers(self, c: SeatPlayers) -> None:
+    def _seat_players(self, c: SeatPlayers) -> None:
         st = self.state
         if st.status != "open" or any(st.seats):
             raise RoomError("game_in_progress", "This table is already seated.")
@@ -107,7 +158,7 @@ class _Step(ClockSteps):
             self.emit(ALL, "seated", seat=i, name=name, bot=player is None)
         self._start_game()
 
-    def _Leave(self, c: Leave) -> None:
+    def _leave(self, c: Leave) -> None:
         st = self.state
         if c.player in st.spectators:
             st.spectators = [p for p in st.spectators if p != c.player]
@@ -120,7 +171,7 @@ class _Step(ClockSteps):
             st.seats[i] = None
             self.emit(ALL, "seat_freed", seat=i)
 
-    def _Connect(self, c: Connect) -> None:
+    def _connect(self, c: Connect) -> None:
         i = self.state.seat_of(c.player)
         if i is None:
             return
@@ -135,7 +186,7 @@ class _Step(ClockSteps):
         if not was:
             self.emit(ALL, "connection", seat=i, connected=True)
 
-    def _Disconnect(self, c: Disconnect) -> None:
+    def _disconnect(self, c: Disconnect) -> None:
         st = self.state
         i = st.seat_of(c.player)
         if i is None:
@@ -151,7 +202,7 @@ class _Step(ClockSteps):
         seat.conns = [conn for conn in seat.conns if conn != c.conn]  # replaced, as above
         self._went_away(i)
 
-    def _DropNode(self, c: DropNode) -> None:
+    def _drop_node(self, c: DropNode) -> None:
         """A node died: its connections are gone, whatever they last said."""
         prefix = c.node + "/"
         for i, seat in enumerate(self.state.seats):
@@ -168,7 +219,7 @@ class _Step(ClockSteps):
             self.own_seat(i).away_since = self.now
             self.emit(ALL, "connection", seat=i, connected=False)
 
-    def _FillBots(self, c: FillBots) -> None:
+    def _fill_bots(self, c: FillBots) -> None:
         st = self.state
         self._require_host(c.player)
         if st.status != "open":
@@ -181,7 +232,7 @@ class _Step(ClockSteps):
                 st.seats[i] = Seat(name=name, bot=level, original=f"bot:{level}")
                 self.emit(ALL, "seated", seat=i, name=name, bot=True, level=level)
 
-    def _Start(self, c: Start) -> None:
+    def _start(self, c: Start) -> None:
         self._require_host(c.player)
         if self.state.status != "open":
             raise RoomError("game_in_progress", "The game has already started.")
@@ -189,7 +240,7 @@ class _Step(ClockSteps):
             raise RoomError("not_ready", "All four seats must be filled (add bots) to start.")
         self._start_game()
 
-    def _Rematch(self, c: Rematch) -> None:
+    def _rematch(self, c: Rematch) -> None:
         st = self.state
         if st.kind == "friends":
             self._require_host(c.player)
@@ -206,22 +257,22 @@ class _Step(ClockSteps):
 
     # -- moves -----------------------------------------------------------------------------
 
-    def _PassCards(self, c: PassCards) -> None:
+    def _pass_cards(self, c: PassCards) -> None:
         self._move(self._seat(c.player), "pass", c.cards, c.lag)
 
-    def _PlayCard(self, c: PlayCard) -> None:
+    def _play_card(self, c: PlayCard) -> None:
         self._move(self._seat(c.player), "play", c.card, c.lag)
 
-    def _ChooseMoon(self, c: ChooseMoon) -> None:
+    def _choose_moon(self, c: ChooseMoon) -> None:
         self._move(self._seat(c.player), "moon", c.choice, c.lag)
 
-    def _CallRevoke(self, c: CallRevoke) -> None:
+    def _call_revoke(self, c: CallRevoke) -> None:
         i = self._seat(c.player)
         guilty = self._game().call_revoke(i, c.accused)  # IllegalMove: the room is unchanged
         self.emit(ALL, "revoke_called", accuser=i, accused=c.accused, guilty=guilty)
         self._after_move()
 
-    def _BotAct(self, c: BotAct) -> None:
+    def _bot_act(self, c: BotAct) -> None:
         seat = self.state.seats[c.seat]
         if seat is None or not seat.is_bot or seat.bot_due is None or seat.bot_due > self.now:
             raise RoomError("wrong_phase", "That bot has nothing to do now.")

@@ -54,7 +54,7 @@ class ShuffleSteps(StepBase):
             )
         self._shuffle_progress()
 
-    def _CommitSecret(self, c: CommitSecret) -> None:
+    def _commit_secret(self, c: CommitSecret) -> None:
         i = self._seat(c.player)
         sh = self.state.shuffle
         if sh is None or sh["dealt"] or sh["phase"] != "commit" or sh["kinds"][i] != "human":
@@ -65,7 +65,7 @@ class ShuffleSteps(StepBase):
         self.emit(ALL, "shuffle_committed", seat=i)
         self._shuffle_progress()
 
-    def _RevealSecret(self, c: RevealSecret) -> None:
+    def _reveal_secret(self, c: RevealSecret) -> None:
         i = self._seat(c.player)
         sh = self.state.shuffle
         if sh is None or sh["dealt"] or sh["phase"] != "reveal" or sh["kinds"][i] != "human":
