@@ -92,6 +92,6 @@ def test_decoding_is_bounded() -> None:
 
 
 def test_every_command_has_a_handler_in_the_dispatch_table() -> None:
-    from server.net.connection import HANDLERS
+    from server.net.connection import ROUTES
 
-    assert set(HANDLERS) == set(COMMANDS)
+    assert set(ROUTES) == set(COMMANDS)

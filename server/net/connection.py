@@ -12,6 +12,7 @@ import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from protocol.codec import MAX_FRAME_BYTES, PROTOCOL_VERSION, Codec
@@ -222,15 +223,16 @@ class Connection:
         metrics.command_done(kind, outcome, time.perf_counter() - started)
 
     async def dispatch(self, c: Command) -> dict[str, Any]:
-        """Run a validated command through the dispatch table (``HANDLERS``)."""
-        handler, needs = HANDLERS[c.type]
+        """Run a validated command through the dispatch table (``ROUTES``)."""
+        route = ROUTES[c.type]
+        needs = route.needs
         if needs >= AUTHENTICATED and self.identity is None:
             raise ProtocolError("not_authenticated")
         if needs >= IN_ROOM and self.room is None:
             raise ProtocolError("not_in_room")
-        return await handler(self, c)
+        return await route.handler(self, c)
 
-    # -- the handlers (see HANDLERS) ---------------------------------------------------------
+    # -- the handlers (see ROUTES) -----------------------------------------------------------
 
     async def _ping(self, c: Command) -> dict[str, Any]:
         return {"t": c.args.get("t"), "server_time": self.node.rooms.clock()}
@@ -302,9 +304,11 @@ class Connection:
         return {"hint": await self.node.hint(self._room, self._player)}
 
     async def _move(self, c: Command) -> dict[str, Any]:
-        """A command the room's state machine takes (see ``ROOM_COMMANDS``)."""
+        """A command the room's state machine takes (its ``ROUTES`` entry builds it)."""
+        build = ROUTES[c.type].room
+        assert build is not None  # only room routes name this handler
         # The lag credit: half the round trip (the room caps it).
-        command = ROOM_COMMANDS[c.type](self._player, c.args, self.round_trip.seconds / 2)
+        command = build(self._player, c.args, self.round_trip.seconds / 2)
         state, events = await self.node.rooms.apply(self._room, command)
         # The step's events are first_seq..seq: a prompt before first_seq is already answered.
         return {"seq": state.seq, "first_seq": state.seq - len(events) + 1}
@@ -420,36 +424,49 @@ def no_writer() -> None:
 
 
 Handler = Callable[[Connection, Command], Awaitable[dict[str, Any]]]
+RoomCommandOf = Callable[[str, dict[str, Any], float], RoomCommand]
+"""(player, the message's fields, lag credit) -> the room command it stands for."""
 ANYONE, AUTHENTICATED, IN_ROOM = 0, 1, 2  # what a command needs of its connection
 
-# Client commands the room's state machine takes: (player, fields, lag credit) -> command.
-ROOM_COMMANDS: dict[str, Callable[[str, dict[str, Any], float], RoomCommand]] = {
-    "fill_bots": lambda p, a, lag: FillBots(p, a.get("level")),
-    "start": lambda p, a, lag: Start(p),
-    "rematch": lambda p, a, lag: Rematch(p),
-    "end_game": lambda p, a, lag: EndGame(p),
-    "pass": lambda p, a, lag: PassCards(p, a["cards"], lag),
-    "play": lambda p, a, lag: PlayCard(p, a["card"], lag),
-    "moon": lambda p, a, lag: ChooseMoon(p, a["choice"], lag),
-    "revoke": lambda p, a, lag: CallRevoke(p, a["seat"]),
-    "boot": lambda p, a, lag: Boot(p, a["seat"]),
-    "commit": lambda p, a, lag: CommitSecret(p, a["commitment"]),
-    "reveal": lambda p, a, lag: RevealSecret(p, a["secret"]),
-}
 
-# Every command of protocol.messages.COMMANDS: its handler and what it needs.
-HANDLERS: dict[str, tuple[Handler, int]] = {
-    "ping": (Connection._ping, ANYONE),
-    "auth": (Connection._auth, ANYONE),
-    "queue": (Connection._queue, AUTHENTICATED),
-    "unqueue": (Connection._unqueue, AUTHENTICATED),
-    "ladder": (Connection._ladder, AUTHENTICATED),
-    "open_room": (Connection._open_room, AUTHENTICATED),
-    "join": (Connection._join, AUTHENTICATED),
-    "resume": (Connection._resume, AUTHENTICATED),
-    "view": (Connection._view_command, IN_ROOM),
-    "leave": (Connection._leave, IN_ROOM),
-    "audit": (Connection._audit, IN_ROOM),
-    "hint": (Connection._hint, IN_ROOM),
-    **{kind: (Connection._move, IN_ROOM) for kind in ROOM_COMMANDS},
+@dataclass(frozen=True, slots=True)
+class Route:
+    """What one client command needs of its connection, and who runs it: a handler of the
+    connection, or (``room``) the room's state machine, through ``Connection._move``."""
+
+    needs: int
+    handler: Handler
+    room: RoomCommandOf | None = None
+
+
+def _room(room: RoomCommandOf) -> Route:
+    """A command the room's state machine takes, from a seat or a watcher of the room."""
+    return Route(IN_ROOM, Connection._move, room)
+
+
+# Every command of protocol.messages.COMMANDS (which validates its fields), once.
+ROUTES: dict[str, Route] = {
+    "ping": Route(ANYONE, Connection._ping),
+    "auth": Route(ANYONE, Connection._auth),
+    "queue": Route(AUTHENTICATED, Connection._queue),
+    "unqueue": Route(AUTHENTICATED, Connection._unqueue),
+    "ladder": Route(AUTHENTICATED, Connection._ladder),
+    "open_room": Route(AUTHENTICATED, Connection._open_room),
+    "join": Route(AUTHENTICATED, Connection._join),
+    "resume": Route(AUTHENTICATED, Connection._resume),
+    "view": Route(IN_ROOM, Connection._view_command),
+    "leave": Route(IN_ROOM, Connection._leave),
+    "audit": Route(IN_ROOM, Connection._audit),
+    "hint": Route(IN_ROOM, Connection._hint),
+    "fill_bots": _room(lambda p, a, lag: FillBots(p, a.get("level"))),
+    "start": _room(lambda p, a, lag: Start(p)),
+    "rematch": _room(lambda p, a, lag: Rematch(p)),
+    "end_game": _room(lambda p, a, lag: EndGame(p)),
+    "pass": _room(lambda p, a, lag: PassCards(p, a["cards"], lag)),
+    "play": _room(lambda p, a, lag: PlayCard(p, a["card"], lag)),
+    "moon": _room(lambda p, a, lag: ChooseMoon(p, a["choice"], lag)),
+    "revoke": _room(lambda p, a, lag: CallRevoke(p, a["seat"])),
+    "boot": _room(lambda p, a, lag: Boot(p, a["seat"])),
+    "commit": _room(lambda p, a, lag: CommitSecret(p, a["commitment"])),
+    "reveal": _room(lambda p, a, lag: RevealSecret(p, a["secret"])),
 }
