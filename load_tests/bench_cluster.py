@@ -31,8 +31,8 @@ from typing import Any
 
 from load_tests.bench_store import percentile, private_redis, run
 from server.store import StoredEvent
-from server.store.redis_keys import RoomKeys, shard_of
-from server.store.redis_store import RedisRoomStore
+from server.store.redis.keys import RoomKeys, shard_of
+from server.store.redis.rooms import RedisRoomStore
 from tests.redis_cluster import LocalCluster
 
 

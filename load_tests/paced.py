@@ -102,7 +102,7 @@ class PacedRun:
         self.probe = RedisProbe(target.redis_url) if target.redis_url else None
         pids = [self.probe.redis_pid()] if self.probe is not None else []
         self.redis_pids = [p for p in pids if Path(f"/proc/{p}").exists()]
-        self.pattern = f"{args.key_prefix}:{{s*}}:room:*:state"  # server/store/redis_keys.py
+        self.pattern = f"{args.key_prefix}:{{s*}}:room:*:state"  # server/store/redis/keys.py
         self.state_max = 0
         self.state_keys = 0
         self.scans = 0

@@ -18,7 +18,7 @@ def choose_redis_url(cluster: str | None, single: str | None) -> str | None:
     """``REDIS_CLUSTER_URL`` (a Redis Cluster, any of its nodes as seeds) wins over
     ``REDIS_URL``; a ``redis+cluster://`` scheme in ``REDIS_URL`` selects the cluster too."""
     if cluster:
-        from server.store.redis_client import cluster_url
+        from server.store.redis.client.connect import cluster_url
 
         return cluster_url(cluster)
     return single or None

@@ -16,9 +16,9 @@ import redis
 
 from server.store import MemoryRoomStore, RoomStore
 from server.store.league import LeagueStore
-from server.store.league_memory import MemoryLeagueStore
-from server.store.league_redis import RedisLeagueStore
-from server.store.redis_store import RedisRoomStore
+from server.store.memory.league import MemoryLeagueStore
+from server.store.redis.league import RedisLeagueStore
+from server.store.redis.rooms import RedisRoomStore
 from tests.redis_cluster import LocalCluster
 
 TEST_PREFIX = "hearts-test"

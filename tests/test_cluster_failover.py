@@ -12,9 +12,9 @@ from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.exceptions import SlotNotCoveredError
 
 from server.store import StoredEvent, StoreUnavailable
-from server.store.redis_client import REPLY_TIMEOUT
-from server.store.redis_keys import RoomKeys, shard_of
-from server.store.redis_store import RedisRoomStore
+from server.store.redis.client.connect import REPLY_TIMEOUT
+from server.store.redis.keys import RoomKeys, shard_of
+from server.store.redis.rooms import RedisRoomStore
 from tests.redis_cluster import LocalCluster
 
 pytestmark = pytest.mark.e2e

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from server.config import Settings, choose_redis_url
-from server.store.redis_client import cluster_url, connect, is_cluster_url
+from server.store.redis.client.connect import cluster_url, connect, is_cluster_url
 
 from .test_deploy_files import DEPLOY, MATCHMAKER_ENV, SERVER_ENV
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from protocol.client import CommandError, HeartsClient
-from server.store.redis_keys import RoomKeys, shard_of
+from server.store.redis.keys import RoomKeys, shard_of
 
 from .client_bots import new_player, open_table, play_to_the_end, two_humans_and_bots
 from .redis_cluster import LocalCluster

@@ -13,7 +13,7 @@ import pytest
 
 from protocol.client import CommandError
 from server.fanout.hub import RESYNC_AGAIN
-from server.store.redis_client import REPLY_TIMEOUT
+from server.store.redis.client.connect import REPLY_TIMEOUT
 
 from .client_bots import play_to_the_end, two_humans_and_bots
 from .conftest import _start_redis

@@ -18,7 +18,7 @@ from server.fanout.hub import Hub
 from server.play.actors import Actors
 from server.play.rooms import encode_event
 from server.store import MemoryRoomStore, StoredEvent
-from server.store.redis_store import RedisRoomStore
+from server.store.redis.rooms import RedisRoomStore
 
 
 class Socket:

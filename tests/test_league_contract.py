@@ -25,8 +25,8 @@ from server.store.league import (
     PlayerRating,
     PostResult,
 )
-from server.store.league_memory import MemoryLeagueStore
-from server.store.league_redis import RedisLeagueStore
+from server.store.memory.league import MemoryLeagueStore
+from server.store.redis.league import RedisLeagueStore
 
 if TYPE_CHECKING:
     from tests.conftest import LeagueFactory
@@ -481,12 +481,12 @@ async def test_redis_a_retried_post_reports_its_own_success(
     """redis-py may resend a script whose reply was lost; the resend must not say "already"."""
     league = RedisLeagueStore(clean_redis, prefix="hearts-retry")
     try:
-        monkeypatch.setattr("server.store.league_redis.call_nonce", lambda: b"x" * 16)
+        monkeypatch.setattr("server.store.redis.league.call_nonce", lambda: b"x" * 16)
         update = {"a": PlayerRating(Rating(30.0, 6.0), 1)}
         assert await league.post_game("g1", {}, {"a": 0}, update, at=1.0) is PostResult.POSTED
         assert await league.post_game("g1", {}, {"a": 0}, update, at=1.0) is PostResult.POSTED
         assert len(await league.history("a")) == 1  # applied once
-        monkeypatch.setattr("server.store.league_redis.call_nonce", lambda: b"y" * 16)
+        monkeypatch.setattr("server.store.redis.league.call_nonce", lambda: b"y" * 16)
         again = await league.post_game("g1", {}, {"a": 1}, update, at=1.0)
         assert again is PostResult.ALREADY_POSTED
     finally:

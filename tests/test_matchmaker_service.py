@@ -25,9 +25,9 @@ from server.play.bot_pool import BotPool
 from server.play.rooms import RoomService
 from server.store import MemoryRoomStore
 from server.store.league import LeagueStore
-from server.store.league_memory import MemoryLeagueStore
-from server.store.league_redis import RedisLeagueStore
-from server.store.redis_store import RedisRoomStore
+from server.store.memory.league import MemoryLeagueStore
+from server.store.redis.league import RedisLeagueStore
+from server.store.redis.rooms import RedisRoomStore
 from tests.conftest import TEST_PREFIX
 
 

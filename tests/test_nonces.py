@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from server.store.nonces import call_nonce
+from server.store.redis.nonces import call_nonce
 
 
 def test_nonces_are_distinct_and_sized() -> None:

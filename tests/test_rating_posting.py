@@ -31,8 +31,8 @@ from server.league.posting import (
     rated_game_from_room,
 )
 from server.store.league import LeagueStore, PlayerRating, PostResult
-from server.store.league_memory import MemoryLeagueStore
-from server.store.league_redis import RedisLeagueStore
+from server.store.memory.league import MemoryLeagueStore
+from server.store.redis.league import RedisLeagueStore
 
 NEW = new_rating()
 

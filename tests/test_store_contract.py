@@ -27,8 +27,8 @@ from server.store import (
     Subscriber,
     open_store,
 )
-from server.store.redis_keys import SHARDS, RoomKeys, shard_of
-from server.store.redis_store import RedisRoomStore
+from server.store.redis.keys import SHARDS, RoomKeys, shard_of
+from server.store.redis.rooms import RedisRoomStore
 
 if TYPE_CHECKING:
     from tests.conftest import StoreFactory

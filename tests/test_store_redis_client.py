@@ -1,6 +1,6 @@
 """The Redis client's cost per command, on one Redis and on a Redis Cluster: group commit
-(``server.store.redis_batching``: commits of one loop turn share a round trip, each keeping
-its own answer) and commands packed by hiredis (``server.store.redis_packing``)."""
+(``server.store.redis.client.batching``: commits of one loop turn share a round trip, each keeping
+its own answer) and commands packed by hiredis (``server.store.redis.client.packing``)."""
 
 from __future__ import annotations
 
@@ -23,12 +23,12 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError, SlotNotCoveredError
 
 from server.store import Snapshot, StoredEvent, StoreError, StoreUnavailable
-from server.store.redis_batching import LoadGauge
-from server.store.redis_client import REPLY_TIMEOUT, store_errors
-from server.store.redis_deadlines import ShardedDeadlines
-from server.store.redis_lane import RETRY_AFTER, Lane
-from server.store.redis_packing import PackedConnection
-from server.store.redis_store import RedisRoomStore
+from server.store.redis.client.batching import LoadGauge
+from server.store.redis.client.connect import REPLY_TIMEOUT, store_errors
+from server.store.redis.client.lane import RETRY_AFTER, Lane
+from server.store.redis.client.packing import PackedConnection
+from server.store.redis.deadlines import ShardedDeadlines
+from server.store.redis.rooms import RedisRoomStore
 from tests.conftest import _start_redis
 
 if TYPE_CHECKING:

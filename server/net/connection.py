@@ -337,7 +337,7 @@ class Connection:
             self.room = room
             await node.hub.watch(self, room)
             # Watching first, then a fresh load: the view below is never older than the first
-            # event this socket is sent (the subscriber's contract, store/base.py).
+            # event this socket is sent (the subscriber's contract, store/rooms.py).
             await node.rooms.load(room, fresh=True)
             ident = self.identity
             state, _ = await node.rooms.apply(room, Join(ident.player, ident.name, self.id))

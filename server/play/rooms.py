@@ -214,7 +214,7 @@ class RoomService:
         except StoreUnavailable as e:
             metrics.STORE_ERRORS.inc()
             actor.drop()
-            # The script may have run and only its reply been lost (store/base.py).
+            # The script may have run and only its reply been lost (store/rooms.py).
             if self.on_unknown is not None:
                 self.on_unknown(actor.room_id)
             raise RoomError("outcome_unknown") from e

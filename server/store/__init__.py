@@ -2,14 +2,15 @@
 
 ``open_store(url)`` picks the backend: no URL means the in-process memory store (one node,
 nothing else installed); a ``redis://``, ``rediss://`` or ``unix://`` URL means one Redis, and a
-``redis+cluster://`` URL a Redis Cluster (``server.store.redis_client``).
+``redis+cluster://`` URL a Redis Cluster (``server.store.redis.client.connect``).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from server.store.base import (
+from server.store.memory.rooms import MemoryRoomStore
+from server.store.rooms import (
     DEFAULT_MAX_LOG,
     Archive,
     RoomStore,
@@ -19,7 +20,6 @@ from server.store.base import (
     StoreUnavailable,
     Subscriber,
 )
-from server.store.memory import MemoryRoomStore
 
 if TYPE_CHECKING:
     from server.store.league import LeagueStore
@@ -60,7 +60,7 @@ def open_store(
         return MemoryRoomStore(max_log=max_log)
     if url.startswith(_REDIS_SCHEMES):
         # Imported here so the embedded mode never loads redis-py.
-        from server.store.redis_store import RedisRoomStore
+        from server.store.redis.rooms import RedisRoomStore
 
         return RedisRoomStore(
             url,
@@ -79,13 +79,13 @@ def open_league_store(url: str | None, *, prefix: str = "hearts") -> LeagueStore
     """The league store for ``url``, chosen like ``open_store``: nothing → memory, Redis URL →
     Redis (under the same ``prefix`` as the room store)."""
     if not url or url == "memory://":
-        from server.store.league_memory import MemoryLeagueStore
+        from server.store.memory.league import MemoryLeagueStore
 
         return MemoryLeagueStore()
     if url.startswith(
         ("redis://", "rediss://", "unix://", "redis+cluster://", "rediss+cluster://")
     ):
-        from server.store.league_redis import RedisLeagueStore
+        from server.store.redis.league import RedisLeagueStore
 
         return RedisLeagueStore(url, prefix=prefix)
     raise ValueError(

@@ -1,6 +1,6 @@
 """The league store: ratings, the ladder, posted games and the quick-play queue.
 
-It sits beside the room store (``server/store/base.py``) and, like it, has two backends that
+It sits beside the room store (``server/store/rooms.py``) and, like it, has two backends that
 pass one contract suite (``tests/test_league_contract.py``): Redis for a deployment
 (``league_redis.py``, one Lua script per atomic operation) and an in-process store for the
 embedded single-node default (``league_memory.py``). It never computes a rating: callers do

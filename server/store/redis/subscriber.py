@@ -35,18 +35,18 @@ from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError, SlotNotCoveredError
 
 from server.ops.outage_log import OutageLog
-from server.store.base import (
+from server.store.redis.client.connect import Client, store_errors
+from server.store.rooms import (
     StoredEvent,
     StoreError,
     StoreUnavailable,
     Subscriber,
     next_watched,
 )
-from server.store.redis_client import Client, store_errors
 
 
 class SubscribedStore(Protocol):
-    """What the subscriber uses of ``server.store.redis_store.RedisRoomStore``."""
+    """What the subscriber uses of ``server.store.redis.rooms.RedisRoomStore``."""
 
     _client: Client
     _subscribers: set[RedisSubscriber]

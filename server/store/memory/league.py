@@ -15,7 +15,6 @@ from typing import Any
 
 from matchmaker.matching import QueueEntry
 from server.core.ratings import Rating, display_rating
-from server.store.accounts_memory import MemoryAccounts
 from server.store.league import (
     DEFAULT_ASSIGNMENT_TTL,
     DEFAULT_HISTORY_CAP,
@@ -34,6 +33,7 @@ from server.store.league import (
     encode_entry,
     history_point,
 )
+from server.store.memory.accounts import MemoryAccounts
 
 
 class MemoryLeagueStore(MemoryAccounts, LeagueStore):

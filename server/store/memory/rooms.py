@@ -14,7 +14,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from server.store.base import (
+from server.store.rooms import (
     DEFAULT_MAX_LOG,
     Archive,
     RoomStore,

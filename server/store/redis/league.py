@@ -36,7 +36,6 @@ from redis.commands.core import AsyncScript
 
 from matchmaker.matching import QueueEntry
 from server.core.ratings import Rating, display_rating
-from server.store.accounts_redis import RedisAccounts
 from server.store.league import (
     DEFAULT_ASSIGNMENT_TTL,
     DEFAULT_HISTORY_CAP,
@@ -55,8 +54,9 @@ from server.store.league import (
     encode_entry,
     history_point,
 )
-from server.store.nonces import call_nonce
-from server.store.redis_client import Client, as_text, connect, load_script, store_errors
+from server.store.redis.accounts import RedisAccounts
+from server.store.redis.client.connect import Client, as_text, connect, load_script, store_errors
+from server.store.redis.nonces import call_nonce
 
 _POST_RESULTS = {
     b"posted": PostResult.POSTED,

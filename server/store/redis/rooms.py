@@ -52,7 +52,22 @@ from redis.exceptions import NoScriptError, RedisError, ResponseError
 
 from protocol.packer import pack
 from server.ops import metrics
-from server.store.base import (
+from server.store.redis.client.batching import ScriptBatcher
+from server.store.redis.client.connect import (
+    Client,
+    as_bytes,
+    as_text,
+    connect,
+    load_script,
+    reply_timeout,
+    store_errors,
+    stream_entries,
+)
+from server.store.redis.deadlines import ShardedDeadlines
+from server.store.redis.keys import RoomKeys, shard_of
+from server.store.redis.nonces import call_nonce
+from server.store.redis.subscriber import RedisSubscriber
+from server.store.rooms import (
     DEFAULT_MAX_LOG,
     Archive,
     RoomStore,
@@ -64,21 +79,6 @@ from server.store.base import (
     check_events,
     check_max_log,
 )
-from server.store.nonces import call_nonce
-from server.store.redis_batching import ScriptBatcher
-from server.store.redis_client import (
-    Client,
-    as_bytes,
-    as_text,
-    connect,
-    load_script,
-    reply_timeout,
-    store_errors,
-    stream_entries,
-)
-from server.store.redis_deadlines import ShardedDeadlines
-from server.store.redis_keys import RoomKeys, shard_of
-from server.store.redis_subscriber import RedisSubscriber
 
 log = logging.getLogger(__name__)
 

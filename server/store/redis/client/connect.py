@@ -30,8 +30,8 @@ from redis.exceptions import RedisError, SlotNotCoveredError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from server.ops import metrics
-from server.store.base import StoreError, StoreUnavailable
-from server.store.redis_packing import use_hiredis_packing
+from server.store.redis.client.packing import use_hiredis_packing
+from server.store.rooms import StoreError, StoreUnavailable
 
 SINGLE_SCHEMES = ("redis://", "rediss://", "unix://")
 CLUSTER_SCHEMES = ("redis+cluster://", "rediss+cluster://")
@@ -154,7 +154,7 @@ def reply_timeout(client: Client) -> float:
 
 
 def load_script(name: str) -> str:
-    return resources.files("server.store").joinpath(name).read_text(encoding="utf-8")
+    return (resources.files("server.store.redis") / "lua" / name).read_text(encoding="utf-8")
 
 
 class _StoreErrors:

@@ -27,14 +27,14 @@ from server.store.accounts import (
     check_finite,
     renew_every,
 )
-from server.store.nonces import call_nonce
-from server.store.redis_client import (
+from server.store.redis.client.connect import (
     Client,
     as_text,
     load_script,
     store_errors,
     stream_entries,
 )
+from server.store.redis.nonces import call_nonce
 
 KEY_MARGIN = 3600
 """Seconds past a session's expiry that Redis keeps its keys (housekeeping only)."""

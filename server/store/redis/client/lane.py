@@ -46,7 +46,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from server.store.redis_client import Client, reply_timeout
+from server.store.redis.client.connect import Client, reply_timeout
 
 RETRY_AFTER = 1.0  # seconds before a server that failed gets a lane again
 CONNECT_TIMEOUT = 2.0

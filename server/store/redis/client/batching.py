@@ -48,8 +48,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from server.store.redis_client import Client
-from server.store.redis_lane import HandOver, Lane, Lanes
+from server.store.redis.client.connect import Client
+from server.store.redis.client.lane import HandOver, Lane, Lanes
 
 MAX_BATCH = 256  # calls per pipeline; more wait for the next one
 WINDOW = 0.001  # seconds a busy node's leader waits for others to join its batch

@@ -37,11 +37,11 @@ from typing import Any, cast
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from server.store.base import StoreUnavailable
-from server.store.redis_batching import ScriptBatcher
-from server.store.redis_client import Client, store_errors
-from server.store.redis_keys import SHARDS, RoomKeys
-from server.store.redis_lane import Command, Lane, Lanes
+from server.store.redis.client.batching import ScriptBatcher
+from server.store.redis.client.connect import Client, store_errors
+from server.store.redis.client.lane import Command, Lane, Lanes
+from server.store.redis.keys import SHARDS, RoomKeys
+from server.store.rooms import StoreUnavailable
 
 SWEEP_EVERY = 0.25
 """Seconds between two full reads of every shard's earliest deadline."""
