@@ -10,12 +10,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import multiprocessing
-import random
 import time
 from concurrent.futures import Executor, ProcessPoolExecutor
 from typing import Any
 
-from protocol.cards import mask_of_names, parse_card
+from server.core.bots.moves import Move, decision_to_move, random_move
 from server.ops import metrics
 
 log = logging.getLogger(__name__)
@@ -23,20 +22,6 @@ log = logging.getLogger(__name__)
 # A search's hard bound: the budget (in card plays) takes tens of milliseconds on an idle core;
 # on a loaded machine the search answers with its best so far once this much wall time is gone.
 DECISION_SECONDS = 0.25
-
-Move = tuple[str, Any]  # ("pass", card set) | ("play", card) | ("moon", choice)
-
-
-def random_move(view: dict[str, Any], seed: int | None = None) -> Move:
-    """The `random` level: any legal move. Also the fallback if a bot ever fails."""
-    rng = random.Random(seed)
-    phase = view["phase"]
-    if phase == "passing":
-        return "pass", mask_of_names(rng.sample(view["hand"], 3))
-    if phase == "moon_choice":
-        return "moon", "others_26"
-    return "play", parse_card(rng.choice(view["legal"]))
-
 
 def decide_move(
     view: dict[str, Any], level: str, seed: int | None = None, seconds: float = DECISION_SECONDS
@@ -49,17 +34,6 @@ def decide_move(
     ends = time.perf_counter() + seconds
     decision = decide(view, level, rng_seed=seed, stop=lambda: time.perf_counter() > ends)
     return decision_to_move(decision)
-
-
-def decision_to_move(decision: Any) -> Move:
-    kind = decision.kind
-    if kind == "pass":
-        return "pass", mask_of_names(decision.cards)
-    if kind == "play":
-        return "play", parse_card(decision.card)
-    if kind == "moon":
-        return "moon", decision.moon
-    raise ValueError(f"the bot had nothing to do ({kind})")
 
 
 def hint_for(view: dict[str, Any], level: str) -> dict[str, Any]:

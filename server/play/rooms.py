@@ -9,7 +9,6 @@ commit, so nobody sees a move that is not stored.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import secrets
 import time
@@ -20,9 +19,8 @@ import msgpack
 
 from protocol.errors import HeartsError
 from protocol.packer import pack
-from server.core.room.clocks import deciding_seats, next_deadline
+from server.core.room.clocks import next_deadline
 from server.core.room.commands import (
-    BotAct,
     Command,
     Event,
     RatingsPosted,
@@ -30,12 +28,12 @@ from server.core.room.commands import (
     ShiftClocks,
     Tick,
 )
-from server.core.room.game_view import game_view
+from server.core.room.due import BotTurn, bot_moved, due
 from server.core.room.machine import new_room, step
 from server.core.room.state import RoomState, TableOptions
 from server.ops import metrics
 from server.play.actors import Actor, Actors
-from server.play.bot_pool import BotPool, random_move
+from server.play.bot_pool import BotPool
 from server.store import Archive, RoomStore, StoredEvent, StoreUnavailable
 
 log = logging.getLogger(__name__)
@@ -278,43 +276,27 @@ class RoomService:
             log.warning("room %s: tick gave up after %d conflicts", room_id, MAX_ATTEMPTS)
 
     async def _due_steps(self, state: RoomState) -> tuple[RoomState, list[Event]]:
+        """A tick's steps: what the room says is due (``core.room.due``), fetched and stepped
+        in one at a time, then ``Tick``."""
         now = self.clock()
         state, events = self._catch_up(state, now)
-        # Bots first: a bot whose think time is over moves, then the clocks run.
-        for _ in range(8):
-            moved = False
-            for i in deciding_seats(state):
-                seat = state.seats[i]
-                if seat is None or seat.bot_due is None or seat.bot_due > now:
-                    continue
-                view = game_view(state.game, i)  # type: ignore[arg-type]
-                seed = _bot_seed(state, i)
-                action, value = await self.bots.decide(view, seat.bot or "random", seed)
-                try:
-                    state, evs = step(state, BotAct(i, action, value), now)
-                except HeartsError:
-                    action, value = random_move(view, seed)
-                    state, evs = step(state, BotAct(i, action, value), now)
-                events += evs
-                moved = True
-                break
-            if not moved:
-                break
-        if state.rating_due is not None and state.rating_due <= now and self.post_ratings:
-            changes = await self.post_ratings(state)
-            posted = RatingsPosted(
-                tuple(changes) if changes is not None else None, retry_at=now + RATING_RETRY
-            )
-            state, evs = step(state, posted, now)
+        bot_moves = 0
+        while (need := due(state, now, bot_moves)) is not None:
+            if isinstance(need, BotTurn):
+                move = await self.bots.decide(need.view, need.level, need.seed)
+                state, evs = bot_moved(state, need, move, now)
+                bot_moves += 1
+            elif self.post_ratings is None:
+                break  # this service posts no ratings (a matchmaker process's own rooms)
+            else:
+                changes = await self.post_ratings(state)
+                posted = RatingsPosted(
+                    tuple(changes) if changes is not None else None, retry_at=now + RATING_RETRY
+                )
+                state, evs = step(state, posted, now)
             events += evs
         state, evs = step(state, Tick(), now)
         return state, events + evs
-
-
-def _bot_seed(state: RoomState, seat: int) -> int:
-    """Bots are deterministic per position, so a retried tick makes the same move."""
-    digest = hashlib.sha256(state.seed + state.seq.to_bytes(8, "big") + bytes((seat,))).digest()
-    return int.from_bytes(digest[:8], "big")
 
 
 def public_info(state: RoomState) -> dict[str, Any]:

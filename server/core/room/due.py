@@ -1,0 +1,73 @@
+"""What a room needs from outside before its clocks run: a bot's decision, or a rating post.
+
+The room machine decides everything it can by itself. Two things it cannot compute in a step:
+a bot's search (CPU-heavy, run by the shell's bot pool) and posting a finished rated game to
+the league (a store write). A tick asks ``due`` what to fetch first, the shell fetches it and
+steps the answer in (``bot_moved``, or ``RatingsPosted``), asks again, and ends with ``Tick``:
+bots whose think time is over move first, then the ratings are posted, then the clocks run.
+
+>>> due(state, now, bot_moves=0)  # doctest: +SKIP
+BotTurn(seat=2, level='strong', view={...}, seed=...)
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from protocol.errors import HeartsError
+from server.core.bots.moves import Move, random_move
+
+from .clocks import deciding_seats
+from .commands import BotAct, Event
+from .game_view import game_view
+from .machine import step
+from .state import RoomState
+
+BOT_MOVES_PER_TICK = 8  # a tick ends after this many bot moves: the room's actor is not held long
+
+
+@dataclass(frozen=True, slots=True)
+class BotTurn:
+    """A bot seat's decision is due: ask ``level`` with exactly this seat's ``view``."""
+
+    seat: int
+    level: str
+    view: dict[str, Any]
+    seed: int  # from the position, so a retried tick asks for, and makes, the same move
+
+
+@dataclass(frozen=True, slots=True)
+class RatingsDue:
+    """The finished rated game's ratings are to be posted (``RatingsPosted`` answers)."""
+
+
+def due(state: RoomState, now: float, bot_moves: int) -> BotTurn | RatingsDue | None:
+    """What this tick must fetch next, having made ``bot_moves`` bot moves; None: tick."""
+    if bot_moves < BOT_MOVES_PER_TICK and state.game is not None:
+        for i in deciding_seats(state):
+            seat = state.seats[i]
+            if seat is not None and seat.bot_due is not None and seat.bot_due <= now:
+                view = game_view(state.game, i)
+                return BotTurn(i, seat.bot or "random", view, bot_seed(state, i))
+    if state.rating_due is not None and state.rating_due <= now:
+        return RatingsDue()
+    return None
+
+
+def bot_moved(
+    state: RoomState, turn: BotTurn, move: Move, now: float
+) -> tuple[RoomState, list[Event]]:
+    """Step a bot's move in. A move the rules refuse (a bot's bug) becomes a random legal one,
+    so a bot never stalls a table."""
+    try:
+        return step(state, BotAct(turn.seat, *move), now)
+    except HeartsError:
+        return step(state, BotAct(turn.seat, *random_move(turn.view, turn.seed)), now)
+
+
+def bot_seed(state: RoomState, seat: int) -> int:
+    """Bots are deterministic per position, so a retried tick makes the same move."""
+    digest = hashlib.sha256(state.seed + state.seq.to_bytes(8, "big") + bytes((seat,))).digest()
+    return int.from_bytes(digest[:8], "big")
