@@ -1,4 +1,5 @@
-"""The Python client's account calls over HTTP: log in, sign up, log out (docs/protocol.md).
+"""The Python client's account calls over HTTP: a guest identity, log in, sign up, log out
+(docs/protocol.md).
 
     session = await login("http://127.0.0.1:8000", "Ann", "a long passphrase")
     client = await HeartsClient.connect("ws://127.0.0.1:8000/ws", session["token"])
@@ -9,9 +10,26 @@ from __future__ import annotations
 import asyncio
 import json
 import urllib.error
+import urllib.request
 from typing import Any
 
-from .client import CommandError, http_json
+from .client_errors import CommandError
+
+
+def http_json(url: str, body: dict[str, Any] | None = None, token: str | None = None) -> Any:
+    """A blocking JSON request (POST when there is a body); for set-up, not for the hot path."""
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(url, data=data, method="POST" if data is not None else "GET")
+    req.add_header("content-type", "application/json")
+    if token:
+        req.add_header("authorization", f"Bearer {token}")
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        return json.loads(resp.read())
+
+
+async def guest(base_url: str, name: str) -> dict[str, Any]:
+    """A guest identity from the HTTP API: {"player", "name", "token"}."""
+    return await asyncio.to_thread(http_json, f"{base_url}/api/guest", {"name": name})
 
 
 def account_call(url: str, body: dict[str, Any], token: str | None = None) -> dict[str, Any]:

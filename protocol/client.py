@@ -14,6 +14,10 @@ the next of a list) with backoff, authenticates, resumes the room from its last 
 again what is safe to send again (reads, ``commit``, ``reveal``), and raises ``OutcomeUnknown``
 for any other command that was in flight; ``client.unknown_outcomes`` lists them all. A
 ``{"event": "reconnected", ...}`` made by the client (no ``seq``) marks each reconnection.
+
+Beside it: ``client_errors`` (what ``request`` raises), ``dialing`` (where it dials and how
+patiently), ``reconnect`` (which closes it survives, what it sends again) and ``account_api``
+(its HTTP calls: a guest identity, accounts). Their public names are importable from here too.
 """
 
 from __future__ import annotations
@@ -21,15 +25,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import json
-import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import websockets
 
+from .account_api import guest, http_json
+from .client_errors import CommandError, OutcomeUnknown, unknown_frame
 from .codec import JSON, MSGPACK, Codec
+from .dialing import dial_first, redial
 from .fair_deal_seat import FairDealSeat
 from .reconnect import (
     OUTCOME_UNKNOWN,
@@ -37,7 +42,6 @@ from .reconnect import (
     Backoff,
     UnknownOutcome,
     survivable,
-    with_room,
 )
 
 __all__ = [
@@ -51,48 +55,6 @@ __all__ = [
 ]
 
 CLIENT_MAX_FRAME = 2**22  # views and audits are larger than any command
-DIAL_TIMEOUT = 5.0
-
-
-class CommandError(Exception):
-    def __init__(self, code: str, message: str, frame: dict[str, Any]) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code = code
-        self.message = message
-        self.frame = frame
-
-
-class OutcomeUnknown(CommandError):
-    """The command may or may not have been applied (code ``outcome_unknown``).
-
-    Raised once the client has resumed the room, so the truth is already on its way: ``resumed``
-    is the answer to that ``resume`` (``resumed: true`` with the missed events queued before it,
-    or a ``view``), or None if the client was not in a room. ``command`` names what was sent.
-    """
-
-    def __init__(
-        self, command: UnknownOutcome, frame: dict[str, Any], resumed: dict[str, Any] | None
-    ) -> None:
-        super().__init__(OUTCOME_UNKNOWN, frame["message"], frame)
-        self.command = command
-        self.resumed = resumed
-
-
-def http_json(url: str, body: dict[str, Any] | None = None, token: str | None = None) -> Any:
-    """A blocking JSON request (POST when there is a body); for set-up, not for the hot path."""
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(url, data=data, method="POST" if data is not None else "GET")
-    req.add_header("content-type", "application/json")
-    if token:
-        req.add_header("authorization", f"Bearer {token}")
-    with urllib.request.urlopen(req, timeout=10) as resp:
-        return json.loads(resp.read())
-
-
-async def guest(base_url: str, name: str) -> dict[str, Any]:
-    """A guest identity from the HTTP API: {"player", "name", "token"}."""
-    return await asyncio.to_thread(http_json, f"{base_url}/api/guest", {"name": name})
-
 
 _SEND_AGAIN = object()  # a pending command's future gets this to be sent on the new socket
 
@@ -110,15 +72,6 @@ def _fail(future: asyncio.Future[Any], error: BaseException) -> None:
     if not future.done():
         future.set_exception(error)
         future.exception()
-
-
-def _unknown_frame(command: UnknownOutcome) -> dict[str, Any]:
-    sentence = (
-        "The connection dropped before the answer came; the room was resumed to show what happened."
-        if command.reason == "connection_lost"
-        else "The server could not confirm whether the command was applied; the room was resumed."
-    )
-    return {"type": "error", "re": None, "code": OUTCOME_UNKNOWN, "message": sentence}
 
 
 class HeartsClient:
@@ -187,16 +140,7 @@ class HeartsClient:
             raise ValueError("no URL to connect to")
         name = MSGPACK if binary else JSON
         options = {"subprotocols": [name], "max_size": CLIENT_MAX_FRAME, **kwargs}
-        ws, index, error = None, 0, None
-        for index, candidate in enumerate(urls):  # noqa: B007 (the index of the one that answered)
-            try:
-                ws = await websockets.connect(with_room(candidate, room), **options)
-                break
-            except (OSError, websockets.InvalidHandshake, TimeoutError) as e:
-                error = e
-        if ws is None:
-            assert error is not None
-            raise error
+        ws, index = await dial_first(urls, room, options)
         policy = Backoff() if reconnect is True else reconnect or None
         client = cls(
             ws,
@@ -369,20 +313,10 @@ class HeartsClient:
     async def _dial(self) -> Any:
         """A new socket, to the current URL or the next ones in turn; None after giving up."""
         assert self.reconnect is not None and self._lost_at is not None
-        loop = asyncio.get_running_loop()
-        for attempt in itertools.count():
-            if loop.time() - self._lost_at > self.reconnect.give_up_after:
-                return None
-            await asyncio.sleep(self.reconnect.delay(attempt))
-            if attempt > 0 or len(self.urls) > 1:  # a dead node is the likely cause: move on
-                self.url_index = (self.url_index + 1) % len(self.urls)
-            url = with_room(self.urls[self.url_index], self.room)
-            try:
-                async with asyncio.timeout(DIAL_TIMEOUT):
-                    return await websockets.connect(url, **self._dial_options)
-            except (OSError, websockets.InvalidHandshake, TimeoutError):
-                continue
-        return None  # not reached: count() never ends
+        ws, self.url_index = await redial(
+            self.urls, self.url_index, self.room, self.reconnect, self._lost_at, self._dial_options
+        )
+        return ws
 
     async def _rejoin(self) -> None:
         """On a new socket: authenticate, resume the room, tell what is unknown, carry on."""
@@ -408,7 +342,7 @@ class HeartsClient:
         for sent in self._unsettled:
             command = UnknownOutcome(sent.kind, dict(sent.fields), "connection_lost")
             unknown.append(command)
-            _fail(sent.future, OutcomeUnknown(command, _unknown_frame(command), resumed))
+            _fail(sent.future, OutcomeUnknown(command, unknown_frame(command), resumed))
         self._unsettled.clear()
         self.unknown_outcomes.extend(unknown)
         self.events.put_nowait(
