@@ -1,7 +1,7 @@
 """Random command sequences through the room state machine: a step never changes the state it
 was given, whether it succeeds or refuses, and every state it makes survives its own bytes.
 
-``clone`` shares what a step usually leaves alone (the seats until ``StepBase.own_seat``, the
+``clone`` shares what a step usually leaves alone (the seats until ``Step.own_seat``, the
 shuffle until ``own_shuffle``, the spectator and departure lists, which are replaced, never
 changed): a step that changed a shared part in place would change the state it was given,
 and a refused command would leave a changed room behind.

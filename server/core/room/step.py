@@ -1,8 +1,10 @@
-"""A step in progress: its state, its time, the events it emits, and the helpers all its parts use.
+"""A step in progress: its state, its time, the events it emits, and the helpers every part of
+the room's rules uses.
 
-``server.core.room.machine`` builds on it (seating, moves, timers) through
-``server.core.room.shuffle_steps`` (the commit-reveal shuffle); split so that each module holds one
-part of the rules of a room.
+Each part is a module of plain functions taking the ``Step``: seating and moves
+(``machine``), the commit-reveal shuffle (``shuffle_steps``), a game's start and end
+(``game_steps``), and the clocks (``clock_steps``); ``machine.step`` makes the ``Step`` and
+dispatches a command to its function.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ from .commands import ALL, Event, RoomError
 from .state import RoomState, Seat
 
 
-class StepBase:
+class Step:
+    """The room being stepped (a copy: see ``machine.clone``) at ``now``, and its events."""
+
     def __init__(self, state: RoomState, now: float) -> None:
         self.state = state
         self.now = now
@@ -49,7 +53,7 @@ class StepBase:
             seat = self.state.seats[i] = seat.copy()
         return seat
 
-    def _off_turn(self, i: int) -> None:
+    def off_turn(self, i: int) -> None:
         """Seat ``i`` has no decision to make (its clock and its bot stop)."""
         seat = self.state.seats[i]
         assert seat is not None
@@ -57,22 +61,22 @@ class StepBase:
             seat = self.own_seat(i)
             seat.turn_since = seat.bot_due = None
 
-    def _seat(self, player: str) -> int:
+    def seat_index(self, player: str) -> int:
         i = self.state.seat_of(player)
         if i is None:
             raise RoomError("not_seated", "Only a seated player can do that.")
         return i
 
-    def _game(self) -> Game:
+    def game(self) -> Game:
         if self.state.game is None or self.state.status != "playing":
             raise RoomError("wrong_phase", "No game is being played at this table.")
         return self.state.game
 
-    def _require_host(self, player: str) -> None:
+    def require_host(self, player: str) -> None:
         if self.state.host != player:
             raise RoomError("not_host", "Only the host can do that.")
 
-    def _charge(self, i: int, lag: float) -> None:
+    def charge(self, i: int, lag: float) -> None:
         """Bank used = time taken past the grace, less a small capped lag credit."""
         seat = self.state.seats[i]
         assert seat is not None
@@ -86,7 +90,7 @@ class StepBase:
         if used > 0:
             seat.bank = max(0.0, seat.bank - used)
 
-    def _update_turns(self) -> None:
+    def update_turns(self) -> None:
         """Start the clock (or the bot) of every seat that now has a decision to make."""
         st = self.state
         deciding = set(deciding_seats(st))
@@ -95,7 +99,7 @@ class StepBase:
         for i, seat in enumerate(st.seats):
             assert seat is not None
             if i not in deciding:
-                self._off_turn(i)
+                self.off_turn(i)
                 continue
             if seat.turn_since is not None or seat.bot_due is not None:
                 continue  # still on the same decision (the pass: each seat on its own clock)
