@@ -2,8 +2,8 @@
 
 It sits beside the room store (``server/store/rooms.py``) and, like it, has two backends that
 pass one contract suite (``tests/test_league_contract.py``): Redis for a deployment
-(``league_redis.py``, one Lua script per atomic operation) and an in-process store for the
-embedded single-node default (``league_memory.py``). It never computes a rating: callers do
+(``redis/league.py``, one Lua script per atomic operation) and an in-process store for the
+embedded single-node default (``memory/league.py``). It never computes a rating: callers do
 (``server/league/posting.py``) and hand the store the results to write atomically.
 
 Ratings (docs/ratings.md)

@@ -1,6 +1,6 @@
 """Claiming due rooms from the sharded deadline sets without asking every shard every pass.
 
-Each of the ``SHARDS`` deadline sets lives in its own slot (see ``redis_keys``). A scheduler
+Each of the ``SHARDS`` deadline sets lives in its own slot (see ``keys``). A scheduler
 pass every 50 ms that asked all 64 would cost 1,280 script calls a second per node, nearly all
 for nothing. Instead each store keeps a **hint per shard**: the earliest deadline it knows of.
 
@@ -11,9 +11,9 @@ for nothing. Instead each store keeps a **hint per shard**: the earliest deadlin
   cluster one request per primary, in parallel) refreshes every hint, so deadlines set by
   other nodes (a room whose node died) are found at most that much later.
 
-The reads go on the commits' lanes (``redis_lane``) where one is open, redis-py carrying the rest:
-through a redis-py pipeline the sweep of 64 shards, four times a second, was 2.4 % of a node's
-CPU under the paced load (py-spy, 1,200 tables), and nearly all of a node's CPU at idle.
+The reads go on the commits' lanes (``client.lane``) where one is open, redis-py carrying the rest:
+through a redis-py pipeline the sweep of 64 shards, four times a second, was a visible cost of a
+loaded node and nearly all of an idle one's (docs/benchmarks.md).
 
 A pass claims only the shards whose hint is due. When several are, it first peeks at each
 (one pipelined read) and claims the earliest ``limit`` rooms overall, so ``claim_due`` still
@@ -21,8 +21,8 @@ takes the earliest first across shards, as the store contract says.
 
 A pass waits ``PATIENCE`` for each read and claim, not for the slowest shard: on a cluster whose
 primary fails over (or stops answering), the rooms on the other primaries keep their clocks and
-their bots. Waiting for every shard, a pass took the failover's length (2.3 s measured with a
-1 s node timeout; 15 s and more with Redis's default), and every clock of the node waited too.
+their bots. Waiting for every shard, a pass took the failover's length (seconds; more with
+Redis's default node timeout), and every clock of the node waited too.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ class ShardedDeadlines:
         self._keys = keys
         # claim_due.lua, on the lanes where open: each server's claims apart from the others',
         # and from redis-py's slot-map refresh while a primary fails over (claims through
-        # redis-py to live primaries waited out that refresh: 2.9 s, with a 1 s node timeout).
+        # redis-py to live primaries waited out that refresh).
         self._claims = ScriptBatcher(client, claim_script, lanes=lanes or False)
         self.sweep_every = sweep_every
         self._hints = [math.inf] * SHARDS

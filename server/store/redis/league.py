@@ -13,7 +13,7 @@ league lives on one shard, which its size (a few hashes and short lists per play
   listed under the old rule lingers on the ladder after an upgrade.
 - ``hearts:{league}:ladder:scores`` hash: id → −conservative rating of every non-provisional
   participant, account or not (so a guest who claims an account is listed at once)
-- accounts, sessions and throttles: see ``accounts_redis.py``
+- accounts, sessions and throttles: see ``accounts.py``
 - ``hearts:{league}:history:ID`` list of history-point JSON, newest first, capped
 - ``hearts:{league}:recent:ID`` list of game ids, newest first, capped
 - ``hearts:{league}:game:GAME`` hash: ``r`` record JSON, ``n`` nonce of the posting call

@@ -2,9 +2,8 @@
 
 A script that must tell its own retry from another writer (the commit, the heartbeat, a league
 post) is given a nonce that no other call, on this process or any other, is given. It needs to
-be unique, not secret: a random prefix drawn once per process, and a counter. ``os.urandom``
-per call was a ``getrandom`` system call on every card, 2.8 % of a loaded node's samples
-(py-spy ``--native``, 2,000 paced tables).
+be unique, not secret: a random prefix drawn once per process, and a counter (``os.urandom``
+per call would be a ``getrandom`` system call on every card).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The Redis room store (production): one Redis or a Redis Cluster, one Lua script per step.
 
 Keys (``prefix`` defaults to ``hearts``). Rooms are spread over 64 shards, each under its own
-hash tag ``{sN}`` (``redis_keys``); every key of a room carries its shard's tag, so everything
+hash tag ``{sN}`` (``keys``); every key of a room carries its shard's tag, so everything
 one commit touches is in one hash slot, as a Redis Cluster requires:
 
 - ``hearts:{sN}:room:ID:state`` hash: ``v`` version, ``s`` state bytes, ``q`` newest event seq,
@@ -17,7 +17,7 @@ one commit touches is in one hash slot, as a Redis Cluster requires:
   Not published when the committing node is the room's only watcher (it delivers its own
   events): ``hearts:{sN}:room:ID:nodes``, the set of nodes watching the room, says so.
 - ``hearts:{sN}:deadlines`` sorted set of the shard's rooms (member room id, score deadline);
-  schedulers claim from every shard (``redis_deadlines``).
+  schedulers claim from every shard (``deadlines``).
 - ``hearts:heartbeat`` hash, ``hearts:outage`` and ``hearts:lease:NAME`` strings: one key per
   operation, so any slot will do.
 - ``hearts:{nodes}:alive:NODE`` (expiring string), ``hearts:{nodes}:rooms:NODE`` (set of the

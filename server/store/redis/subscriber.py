@@ -1,7 +1,7 @@
 """Fan-out from Redis: sharded pub/sub (SSUBSCRIBE), one connection per shard owner.
 
 Each room's commits are SPUBLISHed on the room's channel, in the room's slot (see
-``redis_keys``). A node subscribes only to the rooms its sockets watch, each on the server that
+``keys``). A node subscribes only to the rooms its sockets watch, each on the server that
 owns the room's slot: on one Redis that is one connection; on a cluster, one connection
 ("link") per primary that owns a watched room, each with its own reader task, all feeding one
 queue.

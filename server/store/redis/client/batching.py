@@ -2,29 +2,24 @@
 
 Under load many rooms commit at the same moment: the sockets of one wake-up of the loop each
 carry a card. Sent one by one, each commit is its own write to Redis and its own read of the
-reply, and on this machine those writes were the node's second cost after the WebSocket sends
-(py-spy: 12 % of the node in ``StreamWriter.writelines``). Batched, one write and one read
-serve them all, the way ioredis's auto-pipelining does. A call alone in its turn goes as it is,
-so an idle node adds no latency and no work.
+reply, and those writes were the node's second cost after the WebSocket sends. Batched, one
+write and one read serve them all, the way ioredis's auto-pipelining does. A call alone in its
+turn goes as it is, so an idle node adds no latency and no work.
 
 Under load a turn's calls are few (a card is one socket's read), so a leader that finds nothing
-in flight on a busy node waits ``WINDOW`` (1 ms) for others to join before it sends: at 1,200
-paced tables, two runs each way, round trips per card went from 1.00 to 0.62, the node's CPU
-per card from 0.503 and 0.503 ms to 0.395 and 0.478 and Redis's from 0.131 and 0.136 to 0.089
-and 0.119, for about 1 ms more at the median (p99 unchanged, 5-6 ms). "Busy" is a rate
-(``LoadGauge``: ``BUSY_RATE`` calls a second over the last tenth of a second or more), so a
-quiet node never waits.
+in flight on a busy node waits ``WINDOW`` (1 ms) for others to join before it sends: fewer
+round trips per card and less CPU per card on the node and on Redis, for about 1 ms more at the
+median (docs/benchmarks.md). "Busy" is a rate (``LoadGauge``: ``BUSY_RATE`` calls a second
+over the last tenth of a second or more), so a quiet node never waits.
 
 One batch is in flight at a time to each server. Calls made while it is out wait for its
 replies and then go together as the next batch, so batches grow with the load instead of each
-turn's few calls paying a write and a read of their own (the TCP write to Redis on loopback was
-12 % of the node at 1,000 tables, py-spy, with 1.45 commits a batch). At low load nothing is in
-flight and a call goes at once; under load a call waits at most one round trip more. The next
-batch goes as soon as the replies are in, before their callers resume: sending it after them
-had the node answer a whole batch's moves (their fan-out) while Redis sat idle, and put the
-commits' p50 from 2.3 ms to 3.7 and p99 from 39 to 55 (instrumented node, 1,000 tables).
+turn's few calls paying a write and a read of their own. At low load nothing is in flight
+and a call goes at once; under load a call waits at most one round trip more. The next batch
+goes as soon as the replies are in, before their callers resume: sending it after them had the
+node answer a whole batch's moves (their fan-out) while Redis sat idle, and slowed the commits.
 
-A call's destination is chosen when it is made: its server's lane (``redis_lane``: a raw
+A call's destination is chosen when it is made: its server's lane (``lane``: a raw
 pipelined connection per server) or, for what the lanes do not carry, redis-py. Each
 destination has its own batches, so a cluster primary that is slow, failing over or silent
 holds up only the calls to its own slots: with one batch for all servers, a frozen primary
@@ -32,7 +27,7 @@ held every commit of the node until the reply timeout, and a dead one until the 
 
 Each call keeps its own answer: a script's error reaches only its caller. A failed connection
 reaches every caller of its batch, as it would have reached each alone; their outcome is
-unknown, which the commit script's nonce resolves on a retry (``redis_store``); a lane's timeout
+unknown, which the commit script's nonce resolves on a retry (``redis.rooms``); a lane's timeout
 (a server that stopped answering) reaches them as the error it is, not retried. A leader
 cancelled mid-call (the node is stopping) leaves its batch's outcome unknown.
 """

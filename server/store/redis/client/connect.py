@@ -10,8 +10,8 @@ A URL chooses the client:
 
 ``REDIS_CLUSTER_URL`` in the environment is the same as ``REDIS_URL`` with the cluster scheme
 (see ``server.config``). Both stores issue the same commands on either client: their multi-key
-scripts and transactions touch one hash slot each (see the key layouts of ``redis_store`` and
-``league_redis``).
+scripts and transactions touch one hash slot each (see the key layouts of ``redis.rooms`` and
+``redis.league``).
 """
 
 from __future__ import annotations

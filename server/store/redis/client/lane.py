@@ -2,9 +2,8 @@
 
 Every card is a commit, and through redis-py each commit (or batch of them) costs a pool
 checkout, a retry wrapper, a lock, a pipeline object, a command stack and a reply parser call
-per command: under the paced load the commit path was the node's largest cost after the
-sockets (cProfile, CPU time: 25 % of the node under ``RedisRoomStore.commit``, two thirds of
-it in redis-py). A lane is an ``asyncio.Protocol`` with hiredis's reader: the commands of a
+per command: under load the commit path was the node's largest cost after the sockets, most
+of it in redis-py. A lane is an ``asyncio.Protocol`` with hiredis's reader: the commands of a
 batch go out in one write and the replies are matched to their calls in order as they are
 read, with no task and no lock.
 
@@ -22,7 +21,7 @@ A lane serves only the common case and hands everything else to redis-py, which 
 A server on this machine is best reached by its Unix socket (``unix://`` in ``REDIS_URL``): a
 lane then writes without the loopback's TCP stack, whose receiving half runs on the sending core.
 
-A lane whose oldest call has had no reply for the reply timeout (``redis_client.reply_timeout``:
+A lane whose oldest call has had no reply for the reply timeout (``connect.reply_timeout``:
 redis-py's ``socket_timeout``, 2 s unless the URL says) is failed with a timeout: its
 server stopped answering without closing the connection. Those calls' outcome is unknown, and
 they are not handed to redis-py, which would wait as long again on the same server: the callers

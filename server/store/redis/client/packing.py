@@ -2,11 +2,11 @@
 
 redis-py's synchronous client packs commands with hiredis when it is installed; its asyncio
 connection always packs in Python, one encode call per argument, and rebuilds its buffer once
-per argument. A commit carries the room's state (about 1.5 KB) and a dozen other arguments: a
-cProfile (CPU time) of a node under the paced load put 11 % of the node in ``pack_command``.
-hiredis does the same work in one C call. The connection classes here are redis-py's own with
-that one method replaced; ``use_hiredis_packing`` puts them into a client's pool (or a
-cluster's node template), keeping the scheme's class (TCP, TLS or Unix socket).
+per argument. A commit carries the room's state (about 1.5 KB) and a dozen other arguments, so
+on a loaded node that packing is a visible share of the CPU. hiredis does the same work in one C
+call. The connection classes here are redis-py's own with that one method replaced;
+``use_hiredis_packing`` puts them into a client's pool (or a cluster's node template), keeping
+the scheme's class (TCP, TLS or Unix socket).
 """
 
 from __future__ import annotations
