@@ -2,10 +2,9 @@
 
 The position comes from the rules engine (``Hand.from_position``: it checks that the cards add
 up) and so do the candidate cards of the decision itself (``strict_legal``). The playout after
-them is the hot loop of every search (over 80 % of a decision's time went to it, a third of
-that in ``Hand.play`` and ``Hand.legal_plays``), so it keeps the state in locals: four hand
-masks, the trick, the leader, whether hearts are broken, and applies the standard rules inline
-(follow suit; no points on the first trick; no heart lead before hearts break). It never
+them is the hot loop of every search, so it keeps the state in locals: four hand masks, the
+trick, the leader, whether hearts are broken, and applies the standard rules inline (follow
+suit; no points on the first trick; no heart lead before hearts break). It never
 changes the ``Hand`` it starts from, so a search needs no copy per trial. A test plays random
 positions both ways, through ``Hand.legal_plays`` and ``Hand.play`` and through this loop, and
 requires the same cards and the same result (``tests/test_bots_worlds.py``).

@@ -14,10 +14,10 @@ lead, every seat searched. The draws and the walks' seeds are shared by every ca
 the luck of a draw weighs on all of them alike.
 
 Many draws with few walks each price a pass better than few draws with many walks: most of a
-price's noise is the deal, not the play (round 21 in docs/bots.md). Still, the difference of
-two prices has a standard error of about a quarter of a point (0.1-0.7 over six hands), so
-among twenty candidates the cheapest beats basic's by luck alone in many hands; basic's pass is
-kept unless another is ``MARGIN`` points cheaper.
+price's noise is the deal, not the play (docs/bots.md). Still, the difference of two prices
+has a standard error of about a quarter of a point, so among twenty candidates the cheapest
+beats basic's by luck alone in many hands; basic's pass is kept unless another is ``MARGIN``
+points cheaper.
 
 The budget counts walks, never seconds: deterministic per position and seed. ``stop`` (the
 server's clock) ends the pricing; with fewer than ``MIN_DRAWS`` draws priced, basic's pass is

@@ -50,8 +50,7 @@ SHOOT_RATE = 0.5  # the moon line is taken only when it makes the moon in most d
 COMMITTED_RATE = 0.3  # ... or in this many once the seat holds this many points, all of them
 # ... and against players the policy does not explain (no sampled deal fits their play), in
 # three deals of four (half once committed): the playouts' blockers are the policy, and real
-# ones that play otherwise block better (at a half, strong's runs against ismcts failed four
-# times in five).
+# ones that play otherwise block better (docs/bots.md).
 WARY_SHOOT_RATE = 0.75
 WARY_COMMITTED_RATE = 0.5
 COMMITTED_POINTS = 14

@@ -6,8 +6,7 @@ seats, each crediting its own points), at 240 times its walks. The flat race of 
 plays every seat by one card policy; against players who do not play by it, it reads their
 cards and values its own cards wrongly (docs/bots.md, the sparring panel). A tree decides every
 seat's moves by searching them, so it assumes nothing about how the others play, and more walks
-make it stronger: 8,000 walks of the sparring partner's own search scored 0.71 against it, 2,000
-walks 0.83, where strong's flat race scored 0.85 on those deals.
+make it stronger (docs/bots.md has the runs).
 
 Strong's walks differ from the partner's in two things, table sense rather than a model of
 any player: the playout's card policy (``SAFE_LEAD``: no lead of the queen of spades or a spade
@@ -62,7 +61,7 @@ POOL = 4096  # deals drawn once and weighed, when the walks weigh their deals by
 # her while she is out, no taking a clean trick with her when another card of the suit takes it,
 # the ace and king of spades discarded before hearts while she is out); or strong's, which also
 # leads its safest card (``SAFE_LEAD``: the lowest of the suit where the fewest of the others'
-# cards lie below it, rather than the lowest of a random suit: round 15).
+# cards lie below it, rather than the lowest of a random suit).
 SPARRING, TABLE_SENSE, SAFE_LEAD = 0, 1, 2
 STRONG_POLICY = SAFE_LEAD
 _MASK64 = (1 << 64) - 1
@@ -355,7 +354,7 @@ def _walk_python(
     doubt: tuple[float, float, float, float] | None,
     prior: tuple[tuple[int, int, int, int], tuple[float, ...]] | None = None,
 ) -> tuple[list[tuple[int, int, float, int]], float]:
-    """``_walks.walk`` in Python: the same walks, the same numbers, about 90 times slower."""
+    """``_walks.walk`` in Python: the same walks, the same numbers, only slower."""
     assert random_play == RANDOM_PLAY
     taken0, trick0, leader0, turn0, broken0, first0, tricks_left0 = start
     rng = _Rng(seed)
