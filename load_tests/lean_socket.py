@@ -10,8 +10,8 @@ masking, control frames, closing) is websockets' own ``ClientProtocol``.
 Unless the server agreed to permessage-deflate (offering it is not enough: the server chooses
 per subprotocol, and declines it for msgpack) the frames the server sends after the handshake
 are read here, not
-by websockets' parser (a generator and a frame object per frame: at 1,800 paced tables the
-generators' largest cost, as they read four sockets' frames for every card): an unfragmented
+by websockets' parser (a generator and a frame object per frame, and the generators read four
+sockets' frames for every card): an unfragmented
 text or binary frame is a header and its payload, and a ping is answered through websockets'
 ``send_pong``. The first frame of any other kind (a close, a fragment, anything malformed) and
 everything after it go to websockets, which then sees the stream from a frame boundary, as

@@ -223,7 +223,7 @@ def resource_lines(
             "load: the machine's speed, to compare these figures with another machine's)"
         )
     # The window's, as the latencies above: the run's would hold the generators' stall
-    # while they close every socket at the end (0.4-0.8 s, caught by faulthandler).
+    # while they close every socket at the end.
     lags = [s / 1000 for s in head.lag_ms] if head is not None else sorted(run_lag)
     say(
         f"generator_loop_lag_ms: p50 {percentile(lags, 0.5) * 1000:.1f}  p99 "

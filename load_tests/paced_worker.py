@@ -135,8 +135,8 @@ class Worker:
             await asyncio.sleep(REPORT_EVERY)
             # What has lived this long (tables, sockets, their seats) lives for the run: out of
             # the collector's reach, a full collection no longer walks thousands of sockets'
-            # objects (0.3-0.4 s a time at 2,000 tables, a stall of every socket of the
-            # process). Cyclic garbage frozen with them is kept until the run ends: bounded.
+            # objects (a stall of every socket of the process). Cyclic garbage frozen with them
+            # is kept until the run ends: bounded.
             gc.freeze()
             self._send_batch()
 

@@ -25,8 +25,8 @@ Complexity, per target with n waiting players: one O(n log n) sort; each anchor'
 searched among its K nearest compatible players (K = cfg.candidates, default 8, found by walking
 outward in rating order, at most S = cfg.scan_limit steps a side) over O(K^2) rating ranges; a
 lazy heap orders the candidate groups. Total O(n log n + n * (S + K^2)) plus a recomputation per
-group invalidated by an earlier seating, never all 4-combinations. About 0.3 s for 5,000
-waiting players in CPython.
+group invalidated by an earlier seating, never all 4-combinations (docs/ratings.md gives its
+time for 5,000 waiting players).
 """
 
 from __future__ import annotations

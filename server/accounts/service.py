@@ -6,14 +6,14 @@ command and the store (``server/store/accounts.py``). It owns the secrets' handl
 - Passwords are hashed with argon2id (argon2-cffi's ``PasswordHasher``) at OWASP's baseline
   parameters (19 MiB, 2 passes, 1 lane: ``password_hasher``), in a worker thread so a hash
   never stalls the event loop, and at most ``HASHING_AT_ONCE`` at a time per node, so a burst
-  of log-ins cannot take every core. (argon2-cffi's own default, 64 MiB with 4 lanes, took
-  about 0.5 s a hash on the 2-core development machine: a log-in flood would be a cheap way
-  to stall a node.) A password is normalised to NFKC before it is hashed or verified
-  (``password_text``), and one longer than ``MAX_PASSWORD`` is refused, never cut; a hash
-  made before normalising opens with the text as typed, once, and is then rehashed. Passwords
-  are never logged, stored or compared in the clear. A stored
-  hash made with other parameters is upgraded at the next log-in. Logging in to a name nobody
-  holds still spends one verification, so the answer's timing does not tell which names exist.
+  of log-ins cannot take every core. (argon2-cffi's own default, 64 MiB with 4 lanes, costs
+  far more per hash: a log-in flood would be a cheap way to stall a node.) A password is
+  normalised to NFKC before it is hashed or verified (``password_text``), and one longer than
+  ``MAX_PASSWORD`` is refused, never cut; a hash made before normalising opens with the text as
+  typed, once, and is then rehashed. Passwords are never logged, stored or compared in the
+  clear. A stored hash made with other parameters is upgraded at the next log-in. Logging in
+  to a name nobody holds still spends one verification, so the answer's timing does not tell
+  which names exist.
 - Session tokens are 256 random bits (``secrets``), prefixed ``hs1.``; the store keeps only
   their SHA-256 digest, so a copy of the store gives no working token. A session expires after
   ``session_ttl`` idle seconds; each use renews it (at most once per ``renew_after``, and at

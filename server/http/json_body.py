@@ -10,7 +10,7 @@ with a stable code (docs/protocol.md, "HTTP"):
   body is never held whole.
 - ``malformed_frame`` (400): not UTF-8, not JSON, nested deeper than ``MAX_DEPTH``, or not an
   object. The depth is measured before parsing, so the parser never recurses deep enough to
-  raise ``RecursionError`` (4,000 ``[`` used to answer 500).
+  raise ``RecursionError`` (which would answer 500).
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ class SocketDriver:
         self.writer = DirectWriter(conn, send)
         self._on_gone = on_gone
         # Kept: asyncio.get_running_loop() is a getpid() system call each time (CPython checks
-        # for a fork), and it was 2 % of a loaded node's samples here.
+        # for a fork), and this is the path of every message.
         self._loop = asyncio.get_running_loop()
         # A list, not a deque: it holds a message or two, and an empty deque is a 64-slot block.
         self._inbox: list[tuple[bytes | str, float]] = []  # each message, and when it was read

@@ -53,8 +53,8 @@ DIRECT = "hearts.websocket.direct_send"
 ROUND_TRIP = "hearts.websocket.round_trip"
 FIRST_PING = 2.0  # seconds after the handshake
 # A keepalive ping falls due this share of the interval early (2 s of 20) and goes out with the
-# next frames the socket is sent, alone when the time is up. Sent alone, a ping is a write that
-# wakes an idle peer: about 3.5 % of a loaded node's CPU (py-spy --native).
+# next frames the socket is sent, alone when the time is up. Sent alone, a ping is a write of
+# its own, and it wakes an idle peer.
 PING_RIDE = 0.1
 TEXT, BINARY = 0x81, 0x82  # FIN and the opcode: the first byte of an unfragmented frame
 # The headers of data frames under 126 bytes: most of a card's frames (about eleven a card).
@@ -219,7 +219,7 @@ class BatchingWebSocketProtocol(WebSocketsSansIOProtocol):
         await super().send(message)
         if message["type"] == "websocket.accept" and self.handshake_complete:
             # The handshake's request and response (their header objects are about 3 KiB a
-            # socket, tracemalloc) are not read again once the response is sent.
+            # socket) are not read again once the response is sent.
             self.request = self.response = None  # type: ignore[assignment]
 
     async def run_asgi(self) -> None:

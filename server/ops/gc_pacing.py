@@ -3,25 +3,22 @@
 A collection stops the event loop, so every table on the node waits for it, and its cost grows
 with the objects it traverses. A node's objects are mostly long-lived (sockets, rooms, actors),
 and CPython promotes the survivors of each young collection to an older generation that is
-traversed again, whole, every 10-20 young collections, and all of them in a full collection:
-at 2,000 paced tables a full collection took 504 ms.
+traversed again, whole, every 10-20 young collections, and all of them in a full collection,
+a stop that grows with the node's load (docs/benchmarks.md has the figures).
 
 So the survivors of each young collection are frozen (``gc.freeze``): moved to the permanent
 generation, never traversed again. Frozen objects are still freed by reference counting when
 the node lets go of them; only a reference cycle among them would never be collected. A
 socket's lifecycle leaves none: ``server.net.http_protocol`` and ``server.net.ws_protocol`` break
 the three cycles uvicorn, websockets and the direct send left (about 70 objects a socket), and
-tests/test_collector.py checks it. In 120 s of 2,000 paced tables the young collections found
-1,411 objects in cycles (exceptions' tracebacks, mostly), against 193,668 before; and once 400
-paced tables had played and left, thawing and collecting everything found 306 objects in
-cycles among the frozen, 296 of them there before the load (start-up's). Operators see the
-node's memory as ``process_resident_memory_bytes`` (the frozen count itself is a walk of the
-frozen list: ``gc.get_freeze_count`` held the loop 85-110 ms at 2,400 tables), and each
-collection's pause in ``hearts_gc_pause_seconds``.
+tests/test_collector.py checks it. Operators see the node's memory as
+``process_resident_memory_bytes`` (not the frozen count: ``gc.get_freeze_count`` walks the
+whole frozen list, holding the event loop), and each collection's pause in
+``hearts_gc_pause_seconds``.
 
 A young collection still traverses every object made since the last one that is alive,
-and that includes each table's current state (a step makes a new one: 8 tracked objects for a
-card in mid-game, since copies share what a step leaves alone; 18-22 before).
+and that includes each table's current state (a step makes a new one, which shares with the
+old one what the step leaves alone, so a card adds only a few tracked objects).
 The young threshold counts allocations net of frees, so a steady load, which frees a state for
 each it makes, rarely reaches it, and when it did, the collection traversed every table's
 state at once. So the node collects the young generation itself, every 0.1 s
@@ -75,11 +72,10 @@ def _on_collection(phase: str, info: dict[str, Any]) -> None:
 class PacedCollections:
     """A young collection every ``every`` seconds, on the event loop, while installed.
 
-    At 2,400 paced tables a collection set off by the threshold traversed 77,000-120,000
-    objects (lists, seats and the rules' ``Game`` and ``Hand``, 18-22 a table) and took 36-46
-    ms, a stop of every table: about once a minute in steady play, and every few seconds while
-    tables were being seated. Collected every 0.1 s, the young generation holds only the last
-    0.1 s's survivors, a few thousand objects still warm in the cache.
+    A collection set off by the threshold traverses every table's newest state at once (lists,
+    seats and the rules' ``Game`` and ``Hand``), a stop of every table, and it comes most often
+    while tables are being seated. Collected every 0.1 s, the young generation holds only the
+    last 0.1 s's survivors, a few thousand objects still warm in the cache.
     """
 
     def __init__(self, every: float = PACE_SECONDS) -> None:

@@ -15,8 +15,8 @@ REGISTRY = CollectorRegistry(auto_describe=True)
 CONNECTIONS = Gauge("hearts_connections", "Open WebSocket connections", registry=REGISTRY)
 # The process's memory, CPU and open files (process_*): steady growth of
 # process_resident_memory_bytes at a steady load is a leak, frozen objects included
-# (server/ops/gc_pacing.py). Not gc.get_freeze_count(): it walks the frozen list, 600,000 objects
-# at 2,400 tables, and held the event loop for 85-110 ms at every scrape.
+# (server/ops/gc_pacing.py). Not gc.get_freeze_count(): it walks the whole frozen list, holding
+# the event loop at every scrape.
 ProcessCollector(registry=REGISTRY)
 ROOMS_WATCHED = Gauge("hearts_rooms_watched", "Rooms with a socket on this node", registry=REGISTRY)
 # Counted at every command, commit, store call and write: plain numbers (server.ops.tallies).

@@ -2,8 +2,8 @@
 
 prometheus_client's ``Counter.inc`` and ``Histogram.observe`` take a lock and check their
 arguments on every call, and ``observe`` walks its buckets in Python. A node makes about a
-dozen of them per card (frames sent, store calls, commits, each command's count and time): in a
-cProfile of a node under the paced load, 5 % of its CPU. A node's event loop is one thread, so
+dozen of them per card (frames sent, store calls, commits, each command's count and time), so
+that overhead is paid on the hot path. A node's event loop is one thread, so
 a plain ``+=`` is all a count needs; the registry's collector reads the numbers at scrape time
 and exports the same names, types and labels as before.
 """
