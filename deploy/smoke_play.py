@@ -4,7 +4,7 @@ Run by deploy/smoke.sh once the compose stack answers /readyz:
 
     python deploy/smoke_play.py --url http://127.0.0.1:PORT --compose "docker-compose -p P -f F"
 
-and, under ``make test``, by tests/test_deploy_players.py against local processes (``play_game``
+and, under ``make test``, by tests/e2e/test_deploy_players.py against local processes (``play_game``
 with a ``Deployment`` that kills processes instead of containers), so this code cannot rot unseen.
 
 Four scripted players (protocol.client, random legal choices) open a room through the HTTP API

@@ -5,8 +5,8 @@
 
 Throughput: the ``bench_store`` workload (each worker loads a room and commits a room-sized
 state with two events, a subscriber drains the fan-out) on a private redis-server, then on a
-private cluster of 3 primaries and 3 replicas (``tests/redis_cluster.py``), then on the cluster
-with ``WAIT 1`` after each commit; it prints commits per second and latency percentiles of
+private cluster of 3 primaries and 3 replicas (``tests/support/redis_cluster.py``), then on the
+cluster with ``WAIT 1`` after each commit; it prints commits per second and latency percentiles of
 each, the added latency of WAIT per card (one card is one commit), and ends with
 ``cluster_commits_per_second: N``. Everything runs on this one machine, so the cluster shares
 its cores with the client: the figures compare the code paths, not the capacity of three
@@ -33,7 +33,7 @@ from load_tests.bench_store import percentile, private_redis, run
 from server.store import StoredEvent
 from server.store.redis.keys import RoomKeys, shard_of
 from server.store.redis.rooms import RedisRoomStore
-from tests.redis_cluster import LocalCluster
+from tests.support.redis_cluster import LocalCluster
 
 
 def workload(args: argparse.Namespace, backend: str) -> argparse.Namespace:

@@ -2,7 +2,7 @@
 
 No sockets here: ``frames_for(kind, subprotocol)`` draws frames a socket of that kind sends,
 and ``answer_problems`` / ``trace_text`` judge the server's frames. Both the suite's short run
-(tests/test_fuzz_wire.py) and the long run (load_tests/fuzz.py) use these, so they test alike.
+(tests/e2e/test_fuzz_wire.py) and the long run (load_tests/fuzz.py) use these, so they test alike.
 
 Socket kinds: ``anon`` (never authenticated), ``stranger`` (authenticated, in no room of the
 game), ``watcher`` (watching the game in progress) and ``seat`` (a second socket of a seated

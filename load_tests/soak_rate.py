@@ -13,7 +13,7 @@ each): commands that wait behind slower ones must not be counted as sent at once
 
 Without --url it starts a private redis-server and one node on free loopback ports. The report's
 lines are ``name: value``; ``sockets_closed_for_flood`` must be 0. The exit status is 1 if any
-socket was closed or lost an answer. The suite's short check is tests/test_e2e_rate_limit.py.
+socket was closed or lost an answer. The suite's short check is tests/e2e/test_e2e_rate_limit.py.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from server.store.league import LeagueStore
 from server.store.memory.league import MemoryLeagueStore
 from server.store.redis.league import RedisLeagueStore
 from server.store.redis.rooms import RedisRoomStore
-from tests.redis_cluster import LocalCluster
+from tests.support.redis_cluster import LocalCluster
 
 TEST_PREFIX = "hearts-test"
 
@@ -260,7 +260,7 @@ def league(league_factory: LeagueFactory) -> LeagueStore:
 def browser() -> Iterator[Any]:
     """Debian's Chromium under Playwright, one per test module (Playwright cannot download one)."""
     sync_api = pytest.importorskip("playwright.sync_api")
-    from tests.browser_support import CHROMIUM_ARGS, chromium_path
+    from tests.support.browser_support import CHROMIUM_ARGS, chromium_path
 
     with sync_api.sync_playwright() as p:
         chromium = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)

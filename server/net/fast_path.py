@@ -13,7 +13,7 @@ An internal is looked up on an instance uvicorn builds (most are set in ``__init
 one that uvicorn assigns only later, in the source of the method that assigns it. A method whose
 logic ours copies or mirrors carries a digest of its source: any change to it, even one that
 keeps its name, is a change the copy has not seen. After a deliberate upgrade,
-tests/test_fast_path.py says which digests changed; update them once the copies are reviewed.
+tests/net/test_fast_path.py says which digests changed; update them once the copies are reviewed.
 """
 
 from __future__ import annotations
@@ -58,8 +58,8 @@ def _attrs(owner: type, names: str, set_in: str = "") -> tuple[Internal, ...]:
 
 _UVICORN_WS = WebSocketsSansIOProtocol
 
-# Every internal each class of ours touches (tests/test_fast_path.py reads our classes' source to
-# check that none is left out).
+# Every internal each class of ours touches (tests/net/test_fast_path.py reads our classes' source
+# to check that none is left out).
 INTERNALS: dict[type[asyncio.Protocol], tuple[Internal, ...]] = {
     BatchingWebSocketProtocol: (
         *_attrs(

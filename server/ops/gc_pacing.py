@@ -11,7 +11,7 @@ generation, never traversed again. Frozen objects are still freed by reference c
 the node lets go of them; only a reference cycle among them would never be collected. A
 socket's lifecycle leaves none: ``server.net.http_protocol`` and ``server.net.ws_protocol`` break
 the three cycles uvicorn, websockets and the direct send left (about 70 objects a socket), and
-tests/test_collector.py checks it. Operators see the node's memory as
+tests/ops/test_gc_pacing.py checks it. Operators see the node's memory as
 ``process_resident_memory_bytes`` (not the frozen count: ``gc.get_freeze_count`` walks the
 whole frozen list, holding the event loop), and each collection's pause in
 ``hearts_gc_pause_seconds``.

@@ -2,8 +2,8 @@
 
 ``AccountStore`` is a base of ``LeagueStore`` (``server/store/league.py``), so both backends
 (memory and Redis) hold accounts beside the ratings and pass one contract suite
-(``tests/test_accounts_contract.py``). Being one store matters: the ladder lists accounts only,
-and claiming a guest's identity as an account puts its rating on the ladder in the same atomic
+(``tests/contract/test_accounts_contract.py``). Being one store matters: the ladder lists accounts
+only, and claiming a guest's identity as an account puts its rating on the ladder in the same atomic
 step. The store never sees a password or a session token: callers (``server/accounts/service.py``)
 hand it argon2id hashes and SHA-256 digests of tokens.
 

@@ -1,7 +1,7 @@
 """The league store: ratings, the ladder, posted games and the quick-play queue.
 
 It sits beside the room store (``server/store/rooms.py``) and, like it, has two backends that
-pass one contract suite (``tests/test_league_contract.py``): Redis for a deployment
+pass one contract suite (``tests/contract/test_league_contract.py``): Redis for a deployment
 (``redis/league.py``, one Lua script per atomic operation) and an in-process store for the
 embedded single-node default (``memory/league.py``). It never computes a rating: callers do
 (``server/league/posting.py``) and hand the store the results to write atomically.

@@ -6,8 +6,8 @@ each event, a version for compare-and-set, an event log for resuming clients, a 
 scheduler, and a publish channel for fan-out. The room logic (``step``, ``view``) lives elsewhere.
 
 Two backends implement this one contract and pass one test suite
-(``tests/test_store_contract.py``): Redis in production and an in-process memory store for the
-embedded single-node default.
+(``tests/contract/test_store_contract.py``): Redis in production and an in-process memory store for
+the embedded single-node default.
 
 Usage pattern of a node (sketch)::
 

@@ -1,5 +1,5 @@
 /* The tree walks of ``walks.py`` compiled: the same algorithm, the same random numbers, the same
- * card for card (tests/test_bots_panel.py holds the two together). ``walks.py`` documents it;
+ * card for card (tests/core/bots/test_bots_panel.py holds them together). ``walks.py`` documents it;
  * this file only makes it about 90 times quicker. Cards are 0..51, suit * 13 + rank; the
  * queen of spades is 36, hearts 39..51. */
 #define PY_SSIZE_T_CLEAN

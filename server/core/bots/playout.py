@@ -7,7 +7,7 @@ trick, the leader, whether hearts are broken, and applies the standard rules inl
 suit; no points on the first trick; no heart lead before hearts break). It never
 changes the ``Hand`` it starts from, so a search needs no copy per trial. A test plays random
 positions both ways, through ``Hand.legal_plays`` and ``Hand.play`` and through this loop, and
-requires the same cards and the same result (``tests/test_bots_worlds.py``).
+requires the same cards and the same result (``tests/core/bots/test_bots_worlds.py``).
 
 The policy is ``policy.choose``; a single legal card is played without asking.
 """

@@ -21,8 +21,8 @@ its weight, the queen's doubt then a weight too).
 ``walk`` runs in ``_walks.c`` when that extension was built (``pip install`` compiles it; it is
 optional) and otherwise in ``_walk_python`` below: the same algorithm with the same random
 numbers (a splitmix64 stream, not ``random.Random``), so both give the same statistics, card for
-card (``tests/test_bots_panel.py``); only the speed differs. Decisions stay deterministic per
-position and seed. The caller's ``stop`` bounds the walks in batches: on a machine without the
+card (``tests/core/bots/test_bots_panel.py``); only the speed differs. Decisions stay deterministic
+per position and seed. The caller's ``stop`` bounds the walks in batches: on a machine without the
 extension, or too loaded, the search answers with its best so far.
 """
 
