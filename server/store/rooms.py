@@ -38,6 +38,13 @@ class StoreError(Exception):
     """The store failed in a way the caller cannot fix by retrying the same call right away."""
 
 
+class EventOrderError(ValueError):
+    """A commit's first event does not follow the room's newest one: the caller's bug (its
+    state and the store's disagree on the seq), refused before anything is written."""
+
+    CODE = "EVENTORDER"  # the error code commit.lua replies with
+
+
 class StoreUnavailable(StoreError):
     """The backend could not be reached (connection refused, reset, timed out).
 

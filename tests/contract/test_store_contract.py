@@ -29,6 +29,7 @@ from server.store import (
 )
 from server.store.redis.keys import SHARDS, RoomKeys, shard_of
 from server.store.redis.rooms import RedisRoomStore
+from server.store.rooms import EventOrderError
 
 if TYPE_CHECKING:
     from tests.conftest import StoreFactory
@@ -161,7 +162,7 @@ async def test_compare_and_set_retry_loop_loses_no_update(store_factory: StoreFa
 async def test_event_seqs_must_increase_and_a_bad_batch_writes_nothing(store: RoomStore) -> None:
     await store.create_room("r1", b"v1", evs(1, 3), 10.0)
     before = await snapshot_all(store, "r1")
-    with pytest.raises(ValueError):
+    with pytest.raises(EventOrderError):
         await store.commit("r1", 1, b"v2", [ev(3)], 20.0)  # not after the stored seq 3
     with pytest.raises(ValueError):
         await store.commit("r1", 1, b"v2", [ev(5), ev(4)], 20.0)  # not increasing

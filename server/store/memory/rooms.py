@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from server.store.rooms import (
     DEFAULT_MAX_LOG,
     Archive,
+    EventOrderError,
     RoomStore,
     Snapshot,
     StoredEvent,
@@ -147,7 +148,7 @@ class MemoryRoomStore(RoomStore):
         if room is None or room.version != expected_version:
             return False
         if events and events[0].seq <= room.last_seq:
-            raise ValueError(f"event seq {events[0].seq} is not after {room.last_seq}")
+            raise EventOrderError(f"event seq {events[0].seq} is not after {room.last_seq}")
         room.version = expected_version + 1
         room.state = state
         if archive is not None and archive.records:

@@ -70,6 +70,7 @@ from server.store.redis.subscriber import RedisSubscriber
 from server.store.rooms import (
     DEFAULT_MAX_LOG,
     Archive,
+    EventOrderError,
     RoomStore,
     Snapshot,
     StoredEvent,
@@ -250,8 +251,9 @@ class RedisRoomStore(RoomStore):
                 else:
                     applied = await self._commits(keys, args)
         except StoreError as exc:
-            if isinstance(exc.__cause__, ResponseError) and "event seq" in str(exc):
-                raise ValueError(str(exc)) from exc
+            reply = exc.__cause__
+            if isinstance(reply, ResponseError) and str(reply).startswith(EventOrderError.CODE):
+                raise EventOrderError(str(reply)) from exc
             raise
         if applied:
             self._deadlines.noted(names.shard, deadline)

@@ -30,7 +30,7 @@ local prev = tonumber(last)
 for i = first_event, #ARGV, 2 do
   local seq = tonumber(ARGV[i])
   if seq == nil or seq <= prev then
-    return redis.error_reply('ERR event seq ' .. ARGV[i] .. ' is not after ' .. prev)
+    return redis.error_reply('EVENTORDER event seq ' .. ARGV[i] .. ' is not after ' .. prev)
   end
   prev = seq
 end
