@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 
@@ -10,9 +11,23 @@ import uvicorn
 from protocol.codec import MAX_FRAME_BYTES
 from server.app import create_app
 from server.config import Settings
-from server.net.fast_path import protocols
+from server.net.extensions import STOCK_HTTP, STOCK_WS
 from server.ops import gc_pacing
 from server.ops.log_setup import configure
+
+
+def serving_protocols(fast_path: bool) -> tuple[type[asyncio.Protocol] | str, ...]:
+    """uvicorn's ``http`` and ``ws``: ours where they fit the installed uvicorn and websockets
+    (``server.net.fast_path``), else uvicorn's own. Our protocols import uvicorn's private
+    modules: if an upgrade moved one, the node still starts, on the stock protocols."""
+    try:
+        from server.net.fast_path import protocols
+    except ImportError as e:
+        logging.getLogger("server").warning(
+            "the WebSocket fast path cannot load (%s); serving with uvicorn's own protocols", e
+        )
+        return STOCK_HTTP, STOCK_WS
+    return protocols(fast_path)
 
 
 def main() -> None:
@@ -24,7 +39,7 @@ def main() -> None:
     logging.getLogger("server").info(
         "Hearts Live on http://%s:%d (%s)", settings.host, settings.port, store
     )
-    http, ws = protocols(settings.ws_fast_path)
+    http, ws = serving_protocols(settings.ws_fast_path)
     uvicorn.run(
         create_app(settings),
         host=settings.host,

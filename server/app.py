@@ -33,10 +33,10 @@ from server.http.account_routes import account_routes, bearer_token
 from server.http.json_body import read_json, refused
 from server.league.posting import post_room_ratings
 from server.net.connection import Closing, Connection
+from server.net.extensions import DIRECT, ROUND_TRIP, DirectSocket
 from server.net.socket_driver import SocketDriver
 from server.net.socket_writer import start_writer
 from server.net.web_security import SecurityHeaders, origin_allowed
-from server.net.ws_protocol import DIRECT, ROUND_TRIP, DirectSend
 from server.ops import metrics
 from server.ops.gc_pacing import PacedCollections
 from server.ops.loop_lag import LoopLag
@@ -160,7 +160,7 @@ class Node:
         return await self.bots.hint(game_view(state.game, seat))
 
 
-def _direct_closer(send: DirectSend) -> Closer:
+def _direct_closer(send: DirectSocket) -> Closer:
     async def close(code: int, reason: str) -> None:
         send.close(code, reason)
 
@@ -276,7 +276,7 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
         if direct is not None:
             # This server's protocol: the socket is driven by its callbacks from here on, and
             # this coroutine (with Starlette's frames and the scope) is let go.
-            send: DirectSend = direct["send"]
+            send: DirectSocket = direct["send"]
             node.opened(conn, _direct_closer(send))
             SocketDriver(conn, send, node.gone)
             return

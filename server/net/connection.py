@@ -42,7 +42,7 @@ from server.core.room.commands import Command as RoomCommand
 from server.core.room.state import RoomState, parse_options
 from server.core.room.views import room_view, visible
 from server.fanout.commit_frames import CommitFrames
-from server.net.ws_protocol import RoundTrip
+from server.net.extensions import RoundTrip
 from server.ops import metrics
 from server.play.rooms import decode_event
 from server.ports import NodeServices

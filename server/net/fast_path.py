@@ -34,6 +34,7 @@ from uvicorn.server import ServerState
 from websockets.server import ServerProtocol
 from websockets.version import version as websockets_version
 
+from server.net.extensions import STOCK_HTTP, STOCK_WS
 from server.net.http_protocol import HttpProtocol
 from server.net.ws_protocol import BatchingWebSocketProtocol
 
@@ -98,8 +99,8 @@ INTERNALS: dict[type[asyncio.Protocol], tuple[Internal, ...]] = {
     ),
 }
 STOCK: dict[type[asyncio.Protocol], str] = {
-    BatchingWebSocketProtocol: "websockets-sansio",
-    HttpProtocol: "httptools",
+    BatchingWebSocketProtocol: STOCK_WS,
+    HttpProtocol: STOCK_HTTP,
 }  # what uvicorn serves with instead of each
 
 

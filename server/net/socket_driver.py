@@ -1,6 +1,6 @@
 """A socket detached from its ASGI app, driving its ``Connection`` from the protocol's callbacks.
 
-After the accept, the app hands the socket over (``ws_protocol.DirectSend.detach``) and its ASGI
+After the accept, the app hands the socket over (``extensions.DirectSocket.detach``) and its ASGI
 coroutine returns. Messages then arrive in the protocol's read callback and wait in a small inbox;
 a task takes them in order, one command at a time, and exists only while any wait, so an idle
 socket holds no task and no coroutine frame. A client that sends faster than its commands run has
@@ -21,8 +21,8 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from server.net.connection import Closing, Connection
+from server.net.extensions import DirectSocket
 from server.net.socket_writer import DirectWriter
-from server.net.ws_protocol import DirectSend
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +35,7 @@ class SocketDriver:
     def __init__(
         self,
         conn: Connection,
-        send: DirectSend,
+        send: DirectSocket,
         on_gone: Callable[[Connection], Coroutine[Any, Any, None]],
     ) -> None:
         self.conn, self.send = conn, send

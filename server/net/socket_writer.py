@@ -23,7 +23,7 @@ import logging
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from server.net.connection import Connection, no_writer
-from server.net.ws_protocol import DIRECT, DirectSend
+from server.net.extensions import DIRECT, DirectSocket
 from server.ops import metrics
 
 log = logging.getLogger(__name__)
@@ -34,7 +34,7 @@ DRAIN_SECONDS = 2.0  # the most a closing socket waits for its last frames to go
 class DirectWriter:
     __slots__ = ("_loop", "_scheduled", "conn", "send")
 
-    def __init__(self, conn: Connection, send: DirectSend) -> None:
+    def __init__(self, conn: Connection, send: DirectSocket) -> None:
         self.conn, self.send = conn, send
         self._loop = asyncio.get_running_loop()
         self._scheduled = False

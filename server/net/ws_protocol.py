@@ -36,7 +36,6 @@ import random
 import struct
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from uvicorn.protocols.utils import ClientDisconnected
@@ -48,30 +47,23 @@ from websockets.protocol import OPEN
 from websockets.server import ServerProtocol
 
 from protocol import ws_frames
+from server.net.extensions import DIRECT, ROUND_TRIP, RoundTrip
 
-DIRECT = "hearts.websocket.direct_send"
-ROUND_TRIP = "hearts.websocket.round_trip"
 FIRST_PING = 2.0  # seconds after the handshake
 # A keepalive ping falls due this share of the interval early (2 s of 20) and goes out with the
 # next frames the socket is sent, alone when the time is up. Sent alone, a ping is a write of
 # its own, and it wakes an idle peer.
 PING_RIDE = 0.1
-TEXT, BINARY = 0x81, 0x82  # FIN and the opcode: the first byte of an unfragmented frame
+# FIN and the opcode: the first byte of an unfragmented frame (ws_frames.TEXT is the opcode alone)
+TEXT_FIN, BINARY_FIN = 0x81, 0x82
 # The headers of data frames under 126 bytes: most of a card's frames (about eleven a card).
-_SHORT = {first: tuple(bytes((first, n)) for n in range(126)) for first in (TEXT, BINARY)}
+_SHORT = {first: tuple(bytes((first, n)) for n in range(126)) for first in (TEXT_FIN, BINARY_FIN)}
 PING_HEADER = bytes((0x89, 4))  # FIN, ping; an unmasked four-byte payload
 CLOSE_TIMEOUT = 10.0  # seconds a closing socket waits for the peer's close frame
 # Read here once detached: data frames and pongs (protocol.ws_frames).
 CLIENT_FRAMES = frozenset((ws_frames.TEXT, ws_frames.BINARY, ws_frames.PONG))
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(slots=True)
-class RoundTrip:
-    """The last measured ping round trip of one socket, in seconds (0 until the first pong)."""
-
-    seconds: float = 0.0
 
 
 class DirectSend:
@@ -431,15 +423,15 @@ class BatchingWebSocketProtocol(WebSocketsSansIOProtocol):
         # socket and card for the collector (server/ops/gc_pacing.py), so it is asked only when it
         # holds something.
         parts = conn.data_to_send() if conn.writes else []
-        short_binary = _SHORT[BINARY]
+        short_binary = _SHORT[BINARY_FIN]
         for frame in frames:  # about 11 frames a card over the four sockets: kept to a minimum
             if isinstance(frame, bytes):
                 n = len(frame)
-                parts.append(short_binary[n] if n < 126 else _header(BINARY, n))
+                parts.append(short_binary[n] if n < 126 else _header(BINARY_FIN, n))
                 parts.append(frame)
             else:
                 payload = frame.encode()
-                parts.append(_header(TEXT, len(payload)))
+                parts.append(_header(TEXT_FIN, len(payload)))
                 parts.append(payload)
         if self._ping_riding:  # a due ping goes with these frames, not in a write of its own
             self._ping_riding = False

@@ -217,3 +217,21 @@ def test_installed_and_constrained_versions_are_the_pinned_ones(package: str) ->
     )
     assert pin.contains(version(package)), (package, version(package), str(pin))
     assert pin.contains(constraints[package]), (package, constraints[package], str(pin))
+
+
+def test_a_node_starts_on_uvicorns_protocols_when_the_fast_path_cannot_even_load(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An upgrade that moves a private uvicorn module breaks the fast path's imports: the node
+    must still start, on the stock protocols, and say why."""
+    import sys
+
+    from server.__main__ import serving_protocols
+    from server.net.extensions import STOCK_HTTP, STOCK_WS
+
+    monkeypatch.setitem(sys.modules, "server.net.fast_path", None)  # importing it raises
+    assert serving_protocols(True) == (STOCK_HTTP, STOCK_WS)
+    assert "cannot load" in caplog.text
+    monkeypatch.undo()
+    http, ws = serving_protocols(True)
+    assert not isinstance(http, str) and not isinstance(ws, str)  # ours, on these versions

@@ -11,8 +11,8 @@ from typing import Any
 
 from protocol.codec import JSON, Codec
 from server.net.connection import OUTBOX_LIMIT, Connection
+from server.net.extensions import DIRECT
 from server.net.socket_writer import DirectWriter, TaskWriter, start_writer
-from server.net.ws_protocol import DIRECT
 
 
 class Sink:

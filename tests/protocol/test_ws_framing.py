@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from websockets.frames import Frame, Opcode
 
-from server.net.ws_protocol import BINARY, TEXT, _header
+from server.net.ws_protocol import BINARY_FIN, TEXT_FIN, _header
 
 EDGES = [0, 1, 125, 126, 127, 65535, 65536, 70_000]
 
@@ -19,16 +19,16 @@ def websockets_frame(opcode: Opcode, payload: bytes) -> bytes:
 def test_every_length_class() -> None:
     for n in EDGES:
         payload = bytes(range(256)) * (n // 256) + bytes(n % 256)
-        assert _header(BINARY, n) + payload == websockets_frame(Opcode.BINARY, payload)
-        assert _header(TEXT, n) + payload == websockets_frame(Opcode.TEXT, payload)
+        assert _header(BINARY_FIN, n) + payload == websockets_frame(Opcode.BINARY, payload)
+        assert _header(TEXT_FIN, n) + payload == websockets_frame(Opcode.TEXT, payload)
 
 
 @given(st.binary(max_size=70_000))
 def test_any_binary_payload(payload: bytes) -> None:
-    assert _header(BINARY, len(payload)) + payload == websockets_frame(Opcode.BINARY, payload)
+    assert _header(BINARY_FIN, len(payload)) + payload == websockets_frame(Opcode.BINARY, payload)
 
 
 @given(st.text(max_size=300))
 def test_any_text_payload(text: str) -> None:
     payload = text.encode()
-    assert _header(TEXT, len(payload)) + payload == websockets_frame(Opcode.TEXT, payload)
+    assert _header(TEXT_FIN, len(payload)) + payload == websockets_frame(Opcode.TEXT, payload)
