@@ -49,9 +49,9 @@ class Settings:
     matchmaker: bool = True  # run the quick-play matchmaker inside this node
     log_level: str = "INFO"
     max_connections: int = 10_000
-    # permessage-deflate: off. Measured (load_tests.load): ~41 KiB of zlib state per socket and
-    # ~5 % of a node's CPU, to shrink msgpack frames of ~60 bytes by little; uvicorn settles it
-    # in the handshake, before the subprotocol is known, so it cannot differ per subprotocol.
+    # permessage-deflate: off. Its zlib state costs memory per socket and CPU per frame, to
+    # shrink small msgpack frames by little (docs/benchmarks.md); uvicorn settles it in the
+    # handshake, before the subprotocol is known, so it cannot differ per subprotocol.
     ws_deflate: bool = False
     # WebSocket keepalive pings, seconds apart: their round trip is the clocks' lag credit, and
     # a socket that leaves one unanswered this long is closed (docs/protocol.md).

@@ -69,10 +69,10 @@ def clone(state: RoomState) -> RoomState:
     spectator and departure lists are shared: a step replaces them, never changes them in
     place. Options are frozen; the shuffle is shared and copied by the step that changes it
     (``Step.own_shuffle``). Every object made here is work for the young collections
-    (server/ops/gc_pacing.py). Field by field rather than ``copy.deepcopy``, which was an eighth of
-    a node's CPU per card (py-spy).
+    (server/ops/gc_pacing.py). Field by field, because ``copy.deepcopy`` and
+    ``dataclasses.replace`` cost a card far more (docs/benchmarks.md).
     """
-    new = RoomState(*_room_value(state))  # not dataclasses.replace: a third of clone's cost
+    new = RoomState(*_room_value(state))
     new.seats = state.seats.copy()
     new.game = state.game.copy() if state.game is not None else None
     return new

@@ -47,9 +47,8 @@ class TableOptions:
     clocks: Clocks = field(default_factory=Clocks)
     # With no other human seated, the clock boots nobody unless the host turned this on.
     solo_clock: bool = False
-    # Its stored value, made once: every commit stores the options, which rarely change. (An
-    # lru_cache keyed on the options hashed and compared every field on every card: 1.7 % of
-    # a loaded node, py-spy.)
+    # Its stored value, made once: every commit stores the options, which rarely change (a
+    # cache keyed on the options would hash and compare every field on every card).
     _stored: dict[str, Any] = field(init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
@@ -276,9 +275,8 @@ STORED_FIELDS = tuple(f.name for f in fields(RoomState))
 
 
 # The shuffle's 32-byte values (commitments and secrets) are raw bytes in the state and where
-# stored, hex only on the wire and in the audit (views, events). As 64 hex digits, four
-# commitments and four secrets were 528 of a mid-hand state's 1,188 bytes, written to Redis (and
-# its AOF) on every card; converting them there on every card was 1.7 % of a loaded node's CPU.
+# stored, hex only on the wire and in the audit (views, events): as hex they would double the
+# largest part of a state written to Redis on every card, and be converted on every card.
 _SHUFFLE_DIGESTS = ("commitments", "secrets")
 
 
