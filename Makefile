@@ -23,11 +23,13 @@ constraints:
 	mv constraints.txt.new constraints.txt
 	rm -rf .venv-constraints
 
-# Debian packages the tests drive for real: a private redis-server per test session,
+# Debian packages the tests drive for real: a private redis-server and a private PostgreSQL per
+# test session (Debian keeps initdb off PATH, in /usr/lib/postgresql/N/bin: tests/support/postgres.py),
 # Chromium for the web client's browser tests (Playwright cannot download a browser here), and
 # HAProxy and docker-compose, which check and route with deploy/'s files (no Docker engine).
 system-deps:
 	@command -v redis-server >/dev/null || { apt-get update -qq && apt-get install -y -qq redis-server; }
+	@command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq postgresql; }
 	@test -x /usr/bin/chromium || { apt-get update -qq && apt-get install -y -qq chromium; }
 	@command -v haproxy >/dev/null || { apt-get update -qq && apt-get install -y -qq haproxy; }
 	@command -v docker-compose >/dev/null || { apt-get update -qq && apt-get install -y -qq docker-compose; }

@@ -1,4 +1,5 @@
-"""Shared fixtures: a private Redis server for the session, and room stores of every backend."""
+"""Shared fixtures: a private Redis server and a private PostgreSQL for the session, room stores
+of every backend, and empty databases for the store of record."""
 
 from __future__ import annotations
 
@@ -8,17 +9,22 @@ import socket
 import subprocess
 import tempfile
 import time
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+import asyncpg
 import pytest
 import redis
 
+from server.record.migrate import migrate
+from server.record.store import RecordStore
 from server.store import MemoryRoomStore, RoomStore
 from server.store.league import LeagueStore
 from server.store.memory.league import MemoryLeagueStore
 from server.store.redis.league import RedisLeagueStore
 from server.store.redis.rooms import RedisRoomStore
+from tests.support.postgres import LocalPostgres
 from tests.support.redis_cluster import LocalCluster
 
 TEST_PREFIX = "hearts-test"
@@ -268,3 +274,49 @@ def browser() -> Iterator[Any]:
             yield chromium
         finally:
             chromium.close()
+
+
+# The store of record (server/record): a private PostgreSQL per test session, and an empty
+# database of each kind per test.
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[LocalPostgres]:
+    """A private PostgreSQL server for this test session (tests/support/postgres.py: Debian's
+    binaries in a temp dir on a free port, run as the postgres user when we are root; never the
+    machine's shared server on 5432)."""
+    server = LocalPostgres()
+    try:
+        server.start()
+    except (RuntimeError, subprocess.SubprocessError) as exc:
+        server.stop()
+        pytest.fail(f"could not start a private PostgreSQL: {exc}")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def record_url(request: pytest.FixtureRequest, tmp_path: Any) -> str:
+    """The URL of an empty database (no schema yet) of each kind in turn: a SQLite file in the
+    test's temp dir, or a new database on the private PostgreSQL."""
+    if request.param == "sqlite":
+        return f"sqlite+aiosqlite:///{tmp_path / 'record.sqlite3'}"
+    server: LocalPostgres = request.getfixturevalue("postgres")
+    name = f"t_{uuid.uuid4().hex[:16]}"
+    connection = await asyncpg.connect(server.dsn())
+    try:
+        await connection.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await connection.close()
+    return server.url(name)
+
+
+@pytest.fixture
+async def record_store(record_url: str) -> AsyncIterator[RecordStore]:
+    """A store of record of each kind in turn, migrated to the newest schema."""
+    await migrate(record_url)
+    store = RecordStore.open(record_url)
+    yield store
+    await store.close()

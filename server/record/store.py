@@ -1,0 +1,177 @@
+"""The store of record: what must outlive a room, in PostgreSQL or a SQLite file.
+
+``RecordStore`` holds one async engine (``engine.py``) and runs each operation as one
+transaction over the modules that know the tables (``games.py``, ``ratings.py``,
+``accounts.py``). Natural keys make writes idempotent: a game is kept once by its id (a second
+``archive_game`` is a no-op that says so), a server key once by its name (two nodes racing keep
+one), an account once by its player id and its name. Every input is checked before its
+transaction opens (``records.py``), so a refused record writes nothing.
+
+The schema must be current (``migrate.py``); the store never creates tables itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from enum import Enum
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from server.store.accounts import Account
+from server.store.league import HistoryPoint, LadderRow, PlayerRating
+
+from . import accounts as account_rows
+from . import games as game_rows
+from . import ratings as rating_rows
+from .engine import READ_ONLY, make_engine
+from .games import GameCursor, PlayerGame
+from .records import MAX_ID, GameRecord, RatingChange, check_changes, finite, text
+from .schema import server_keys
+from .upsert import insert_or_skip
+
+MAX_KEY_BYTES = 64 * 1024
+
+
+class ArchiveResult(Enum):
+    ARCHIVED = "archived"  # this call wrote the game (and its rating changes)
+    ALREADY_ARCHIVED = "already_archived"  # the game id was kept before; nothing changed
+    CONFLICT = "conflict"  # a participant's rating version moved; nothing changed: recompute
+
+
+class RecordStore:
+    """See the module docstring. Safe for many tasks and many nodes at once."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+
+    @classmethod
+    def open(cls, url: str) -> RecordStore:
+        return cls(make_engine(url))
+
+    async def close(self) -> None:
+        await self.engine.dispose()
+
+    def _read(self) -> _ReadConnection:
+        return _ReadConnection(self.engine)
+
+    # Games ----------------------------------------------------------------------------------
+
+    async def archive_game(
+        self, record: GameRecord, changes: Sequence[RatingChange] = ()
+    ) -> ArchiveResult:
+        """Keep the game, its seats, every hand and, for a rated game, its participants' rating
+        changes (compare-and-set on each one's version, and a history point each), all in one
+        transaction. ALREADY_ARCHIVED if the game id is kept (nothing changes, whatever this
+        call carried); CONFLICT if a participant's version moved (nothing is written: re-read
+        ``ratings`` and recompute); ``RecordError`` for a malformed record or change."""
+        record.check()
+        check_changes(record, changes)
+        hand_rows = game_rows.encoded_hands(record)
+        try:
+            async with self.engine.begin() as connection:
+                if not await game_rows.insert_game(connection, record, hand_rows):
+                    return ArchiveResult.ALREADY_ARCHIVED
+                await rating_rows.post_changes(connection, record, changes)
+        except rating_rows.RatingConflict:
+            return ArchiveResult.CONFLICT  # the transaction rolled back: the game too
+        return ArchiveResult.ARCHIVED
+
+    async def game(self, game_id: str) -> GameRecord | None:
+        async with self._read() as connection:
+            return await game_rows.read_game(connection, game_id)
+
+    async def player_games(
+        self, player_id: str, *, before: GameCursor | None = None, limit: int = 20
+    ) -> list[PlayerGame]:
+        """The player's finished games, newest first, after the cursor of the previous page's
+        last game (``PlayerGame.cursor``); each game appears on exactly one page."""
+        async with self._read() as connection:
+            return await game_rows.games_of(connection, player_id, before, limit)
+
+    # Ratings --------------------------------------------------------------------------------
+
+    async def ratings(self, player_ids: Iterable[str]) -> dict[str, PlayerRating]:
+        """Each participant's rating with its version (``PlayerRating()``, version 0, if it
+        was never rated); the name is the account's, or "" for a guest."""
+        async with self._read() as connection:
+            return await rating_rows.read_ratings(connection, player_ids)
+
+    async def rating_history(self, player_id: str, limit: int = 50) -> list[HistoryPoint]:
+        async with self._read() as connection:
+            return await rating_rows.history(connection, player_id, limit)
+
+    async def ladder(self, offset: int = 0, limit: int = 50) -> list[LadderRow]:
+        async with self._read() as connection:
+            return await rating_rows.ladder(connection, offset, limit)
+
+    # Server keys ----------------------------------------------------------------------------
+
+    async def put_server_key(self, name: str, value: bytes, *, now: float) -> bytes:
+        """Keep ``value`` under ``name`` unless a key is kept there already; returns the kept
+        value, so of two nodes making a key at once both end up using the same one."""
+        text(name, "server key name", MAX_ID)
+        if not isinstance(value, bytes) or not 0 < len(value) <= MAX_KEY_BYTES:
+            raise ValueError(f"a server key is 1 to {MAX_KEY_BYTES} bytes")
+        finite(now, "now")
+        async with self.engine.begin() as connection:
+            statement = insert_or_skip(connection, server_keys, index_elements=["name"])
+            await connection.execute(statement.values(name=name, value=value, created_at=now))
+            kept = await connection.scalar(
+                sa.select(server_keys.c.value).where(server_keys.c.name == name)
+            )
+        assert kept is not None
+        return bytes(kept)
+
+    async def server_key(self, name: str) -> bytes | None:
+        async with self._read() as connection:
+            kept = await connection.scalar(
+                sa.select(server_keys.c.value).where(server_keys.c.name == name)
+            )
+        return None if kept is None else bytes(kept)
+
+    # Accounts -------------------------------------------------------------------------------
+
+    async def create_account(self, account: Account, *, claimed_guest: bool = False) -> None:
+        """Create the account; ``NameTaken`` or ``AccountExists`` (writing nothing) if its
+        name key or its player id is taken. A claimed guest keeps its id, so its rating and
+        games stay, and it goes on the ladder at once if it has played enough."""
+        async with self.engine.begin() as connection:
+            await account_rows.insert_account(connection, account, claimed_guest)
+
+    async def account(self, player_id: str) -> Account | None:
+        async with self._read() as connection:
+            return await account_rows.read_account(connection, player_id)
+
+    async def account_by_name(self, name_key: str) -> Account | None:
+        async with self._read() as connection:
+            return await account_rows.account_named(connection, name_key)
+
+    async def set_password(self, player_id: str, password_hash: str) -> bool:
+        """Replace the hash; False if there is no such account. (Revoking the account's
+        sessions, which live in Redis, is the caller's.)"""
+        async with self.engine.begin() as connection:
+            return await account_rows.change_password(connection, player_id, password_hash)
+
+    async def delete_account(self, player_id: str) -> bool:
+        """Delete the account for good (``accounts.py``); False if there is none."""
+        async with self.engine.begin() as connection:
+            return await account_rows.remove_account(connection, player_id)
+
+
+class _ReadConnection:
+    """A connection for reads: on SQLite its transaction starts deferred, so readers never
+    queue behind a writer (WAL gives them a snapshot)."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+        self._connection: AsyncConnection | None = None
+
+    async def __aenter__(self) -> AsyncConnection:
+        self._connection = await self._engine.connect()
+        await self._connection.execution_options(**{READ_ONLY: True})
+        return self._connection
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        assert self._connection is not None
+        await self._connection.close()  # rolls back the read's transaction
