@@ -11,8 +11,10 @@ changes from ``--writers`` concurrent tasks, and prints ``name: value`` lines:
 - ``archive_bytes_per_game``: ``pg_total_relation_size`` (table, TOAST and indexes) summed over
   the store's tables after a VACUUM, less the same sum for the empty schema, divided by the games;
 - ``archive_games_per_second``: games archived per second of wall time (one node's tasks);
-- ``hands_per_game`` and ``hand_record_bytes`` (the encoded hand records alone, per game), to
-  read the first figure by.
+- ``hands_per_game`` and ``hand_record_bytes`` (the game's encoded hand records alone), to read
+  the first figure by;
+- ``table_bytes_per_game``: the first figure per table (heap and TOAST, then each index), to see
+  where the bytes go.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import asyncpg
 import sqlalchemy as sa
 
 from load_tests.record_games import played_game
-from server.record.hand_codec import encode_hand
+from server.record.hand_codec import encode_hands
 from server.record.migrate import migrate
 from server.record.records import GameRecord, RatingChange
 from server.record.schema import metadata
@@ -46,14 +48,24 @@ def private_postgres() -> Iterator[LocalPostgres]:
         server.stop()
 
 
-async def _size(store: RecordStore) -> int:
+async def _sizes(store: RecordStore) -> dict[str, int]:
+    """Bytes per relation: each table (heap, TOAST, free space and visibility maps) and each
+    of its indexes; their sum is ``pg_total_relation_size`` summed over the tables."""
+    sizes: dict[str, int] = {}
     async with store.engine.connect() as connection:
-        total = 0
         for table in metadata.tables:
-            total += int(
-                await connection.scalar(sa.text(f"SELECT pg_total_relation_size('{table}')")) or 0
+            sizes[table] = int(
+                await connection.scalar(sa.text(f"SELECT pg_table_size('{table}')")) or 0
             )
-        return total
+            indexes = await connection.execute(
+                sa.text(
+                    "SELECT indexrelid::regclass::text, pg_relation_size(indexrelid) "
+                    f"FROM pg_index WHERE indrelid = '{table}'::regclass"
+                )
+            )
+            for name, size in indexes:
+                sizes[f"{table}.{name}"] = int(size)
+    return sizes
 
 
 async def _vacuum(url: str) -> None:
@@ -78,7 +90,7 @@ async def measure(url: str, count: int, writers: int, seed: int) -> None:
     store = RecordStore.open(url)
     try:
         await _vacuum(url)
-        empty = await _size(store)
+        empty = await _sizes(store)
         queue = list(games)
 
         async def writer() -> None:
@@ -91,16 +103,19 @@ async def measure(url: str, count: int, writers: int, seed: int) -> None:
         await asyncio.gather(*(writer() for _ in range(writers)))
         elapsed = time.perf_counter() - started
         await _vacuum(url)
-        full = await _size(store)
+        full = await _sizes(store)
     finally:
         await store.close()
     hands = sum(len(record.hands) for record, _ in games)
-    encoded = sum(len(encode_hand(h.over, h.audit)) for record, _ in games for h in record.hands)
+    encoded = sum(len(encode_hands([(h.over, h.audit) for h in r.hands])) for r, _ in games)
     print(f"games: {count}")
     print(f"hands_per_game: {hands / count:.1f}")
     print(f"hand_record_bytes: {encoded / count:.0f}")
-    print(f"archive_bytes_per_game: {(full - empty) / count:.0f}")
+    print(f"archive_bytes_per_game: {(sum(full.values()) - sum(empty.values())) / count:.0f}")
     print(f"archive_games_per_second: {count / elapsed:.0f}")
+    for name in sorted(full, key=lambda n: empty.get(n, 0) - full[n]):
+        if full[name] != empty.get(name, 0):
+            print(f"table_bytes_per_game {name}: {(full[name] - empty.get(name, 0)) / count:.0f}")
 
 
 def main() -> None:

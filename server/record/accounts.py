@@ -5,12 +5,15 @@ password, only argon2id hashes (``server/accounts/service.py`` makes them). Dele
 removes the name, the hash, the rating, its history and the player's push subscriptions
 (devices), and turns the player's seats in finished games into "a deleted player"
 (``games.forget_player``), so nobody else's record changes; the ladder drops them with the
-rating. Sessions live in Redis and are revoked by the caller (docs/architecture.md, "The store
-of record").
+rating. The player's id is kept, alone, in ``deleted_players``, so a game of theirs that
+finishes after the deletion is archived with "a deleted player" in their seat and no rating
+under their id (``deleted_among``, which ``store.archive_game`` runs). Sessions live in Redis
+and are revoked by the caller (docs/architecture.md, "The store of record").
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import sqlalchemy as sa
@@ -21,7 +24,14 @@ from server.store.accounts import Account
 from .games import forget_player
 from .ratings import set_ladder
 from .records import MAX_NAME, RecordError, finite, text
-from .schema import MAX_HASH, accounts, push_subscriptions, rating_history, ratings
+from .schema import (
+    MAX_HASH,
+    accounts,
+    deleted_players,
+    push_subscriptions,
+    rating_history,
+    ratings,
+)
 from .upsert import insert_or_skip
 
 
@@ -112,5 +122,26 @@ async def remove_account(connection: AsyncConnection, player_id: str) -> bool:
         return False
     for table in (ratings, rating_history, push_subscriptions):
         await connection.execute(sa.delete(table).where(table.c.player_id == player_id))
+    tombstone = insert_or_skip(connection, deleted_players, index_elements=["player_id"])
+    await connection.execute(tombstone.values(player_id=player_id))
     await forget_player(connection, player_id)
     return True
+
+
+async def deleted_among(connection: AsyncConnection, player_ids: Iterable[str]) -> set[str]:
+    """Which of these players have deleted their account. First locks the accounts of the
+    others (shared), so a deletion under way either committed before (its id is read here) or
+    waits for the caller's transaction (and then forgets what it wrote, ``forget_player``)."""
+    wanted = sorted(set(player_ids))
+    if not wanted:
+        return set()
+    await connection.execute(
+        sa.select(accounts.c.player_id)
+        .where(accounts.c.player_id.in_(wanted))
+        .order_by(accounts.c.player_id)
+        .with_for_update(read=True)
+    )
+    gone = await connection.execute(
+        sa.select(deleted_players.c.player_id).where(deleted_players.c.player_id.in_(wanted))
+    )
+    return {row.player_id for row in gone}

@@ -6,15 +6,16 @@ transactions, so a game, its seats, its hands and its rating changes commit toge
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from .hand_codec import FORMAT, decode_hand, encode_hand
+from .hand_codec import FORMAT, decode_hands, encode_hands
 from .records import GameRecord, HandRecord, SeatRecord
-from .schema import game_seats, games, hands
+from .schema import game_seats, games
 from .upsert import insert_or_skip
 
 MAX_PAGE = 100
@@ -48,21 +49,14 @@ class PlayerGame:
         return GameCursor(self.finished_at, self.game_id)
 
 
-def encoded_hands(record: GameRecord) -> list[dict[str, Any]]:
-    """The hands' rows (encoded before the transaction opens: CPU, not a lock, is spent)."""
-    return [
-        {
-            "game_id": record.game_id,
-            "hand": hand.number,
-            "format": FORMAT,
-            "record": encode_hand(hand.over, hand.audit),
-        }
-        for hand in record.hands
-    ]
+def encoded_hands(record: GameRecord) -> bytes:
+    """The game's hands as one value (encoded before the transaction opens: CPU, not a lock,
+    is spent)."""
+    return encode_hands([(hand.over, hand.audit) for hand in record.hands])
 
 
 async def insert_game(
-    connection: AsyncConnection, record: GameRecord, hand_rows: list[dict[str, Any]]
+    connection: AsyncConnection, record: GameRecord, encoded: bytes
 ) -> bool:
     """Write the game, its seats and its hands; False, writing nothing, if its id is kept."""
     row = {
@@ -76,6 +70,8 @@ async def insert_game(
         "winners": list(record.winners),
         "rated": record.rated,
         "departures": [dict(d) for d in record.departures],
+        "hands_format": FORMAT,
+        "hands": encoded,
     }
     statement = insert_or_skip(connection, games, index_elements=["game_id"])
     inserted = await connection.execute(statement.values(row).returning(games.c.game_id))
@@ -95,8 +91,6 @@ async def insert_game(
         for seat in record.seats
     ]
     await connection.execute(sa.insert(game_seats), seats)
-    if hand_rows:
-        await connection.execute(sa.insert(hands), hand_rows)
     return True
 
 
@@ -107,15 +101,12 @@ async def read_game(connection: AsyncConnection, game_id: str) -> GameRecord | N
     seats = await connection.execute(
         sa.select(game_seats).where(game_seats.c.game_id == game_id).order_by(game_seats.c.seat)
     )
-    hand_rows = await connection.execute(
-        sa.select(hands.c.hand, hands.c.format, hands.c.record)
-        .where(hands.c.game_id == game_id)
-        .order_by(hands.c.hand)
-    )
-    kept_hands = []
-    for number, format_, data in hand_rows:
-        over, audit = decode_hand(bytes(data), format_)
-        kept_hands.append(HandRecord(number, over, audit))
+    kept_hands = [
+        HandRecord(number, over, audit)
+        for number, (over, audit) in enumerate(
+            decode_hands(bytes(game.hands), game.hands_format), start=1
+        )
+    ]
     return GameRecord(
         game_id=game.game_id,
         room_id=game.room_id,
@@ -183,6 +174,22 @@ async def games_of(
     ]
 
 
+def _scrubbed(
+    departures: Sequence[Mapping[str, Any]], gone: Collection[str]
+) -> list[dict[str, Any]]:
+    return [{**d, "player": None} if d.get("player") in gone else dict(d) for d in departures]
+
+
+def forgetting(record: GameRecord, gone: Collection[str]) -> GameRecord:
+    """The record with these players as "a deleted player": what ``forget_player`` makes of
+    an archived game, for a game archived after the deletion."""
+    seats = tuple(
+        replace(s, participant=None, name=None) if s.participant in gone else s
+        for s in record.seats
+    )
+    return replace(record, seats=seats, departures=tuple(_scrubbed(record.departures, gone)))
+
+
 async def forget_player(connection: AsyncConnection, player_id: str) -> int:
     """Make the player "a deleted player" in every finished game: the seat keeps its place,
     score and ratings (nobody else's record changes), loses the id and the name; the games'
@@ -203,9 +210,7 @@ async def forget_player(connection: AsyncConnection, player_id: str) -> int:
     for game_id, departures in await connection.execute(
         sa.select(games.c.game_id, games.c.departures).where(games.c.game_id.in_(ids))
     ):
-        scrubbed = [
-            {**d, "player": None} if d.get("player") == player_id else d for d in departures
-        ]
+        scrubbed = _scrubbed(departures, {player_id})
         if scrubbed != departures:
             await connection.execute(
                 sa.update(games).where(games.c.game_id == game_id).values(departures=scrubbed)

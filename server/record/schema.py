@@ -5,8 +5,9 @@ Types are the ones both databases treat alike:
   and the wire all carry ``time.time()`` floats on the nodes' shared clock). ``DateTime`` would
   be a timezone-free string on SQLite and a timestamp on PostgreSQL: two behaviours, and a
   conversion at every edge for nothing;
-- small documents (a table's options, final scores, departures) are ``JSON``; a hand's records
-  are bytes in their own compact encoding (``hand_codec.py``: JSON would be about 27 KB a game);
+- small documents (a table's options, final scores, departures) are ``JSON``; a game's hand
+  records are bytes in their own compact encoding (``hand_codec.py``: JSON would be about 27 KB
+  a game);
 - ids and names are bounded strings, checked in Python before any write (SQLite does not
   enforce a ``VARCHAR`` length; PostgreSQL does, as a second guard).
 
@@ -79,6 +80,10 @@ games = sa.Table(
     sa.Column("winners", sa.JSON, nullable=False),
     sa.Column("rated", sa.Boolean, nullable=False),
     sa.Column("departures", sa.JSON, nullable=False),
+    # Every hand's hand_over and hand_audit data, the whole game in one value (hand_codec.py):
+    # one row and one compression context a game, not a row, a key and an index entry a hand.
+    sa.Column("hands_format", sa.SmallInteger, nullable=False),  # hand_codec.FORMAT
+    sa.Column("hands", sa.LargeBinary, nullable=False),
 )
 
 
@@ -113,15 +118,6 @@ sa.Index(
     unique=True,
 )
 
-hands = sa.Table(
-    "hands",
-    metadata,
-    _game_key(),
-    sa.Column("hand", sa.SmallInteger, primary_key=True),
-    sa.Column("format", sa.SmallInteger, nullable=False),  # hand_codec.FORMAT
-    sa.Column("record", sa.LargeBinary, nullable=False),  # the hand_over and hand_audit data
-)
-
 rating_history = sa.Table(
     "rating_history",
     metadata,
@@ -141,6 +137,15 @@ rating_history = sa.Table(
     sa.Column("games", sa.Integer, nullable=False),  # rated games after this one
 )
 sa.Index("ix_rating_history_player_at", rating_history.c.player_id, rating_history.c.at)
+
+# Accounts deleted for good: only the opaque player id (no time, no name), so a game that
+# finishes after the deletion seats "a deleted player" and posts no rating under that id
+# (``store.archive_game``).
+deleted_players = sa.Table(
+    "deleted_players",
+    metadata,
+    sa.Column("player_id", sa.String(MAX_ID), primary_key=True),
+)
 
 server_keys = sa.Table(
     "server_keys",

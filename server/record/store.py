@@ -64,13 +64,21 @@ class RecordStore:
         changes (compare-and-set on each one's version, and a history point each), all in one
         transaction. ALREADY_ARCHIVED if the game id is kept (nothing changes, whatever this
         call carried); CONFLICT if a participant's version moved (nothing is written: re-read
-        ``ratings`` and recompute); ``RecordError`` for a malformed record or change."""
+        ``ratings`` and recompute); ``RecordError`` for a malformed record or change. A
+        participant who deleted their account meanwhile is kept as "a deleted player" (no id,
+        no name) and their rating change, if any, is dropped: nothing is written under the
+        deleted id, on the first call or on a retry."""
         record.check()
         check_changes(record, changes)
-        hand_rows = game_rows.encoded_hands(record)
+        encoded = game_rows.encoded_hands(record)
         try:
             async with self.engine.begin() as connection:
-                if not await game_rows.insert_game(connection, record, hand_rows):
+                seated = [s.participant for s in record.seats if s.participant is not None]
+                gone = await account_rows.deleted_among(connection, seated)
+                if gone:  # deleted since the game began: "a deleted player", and no rating
+                    record = game_rows.forgetting(record, gone)
+                    changes = [c for c in changes if c.player_id not in gone]
+                if not await game_rows.insert_game(connection, record, encoded):
                     return ArchiveResult.ALREADY_ARCHIVED
                 await rating_rows.post_changes(connection, record, changes)
         except rating_rows.RatingConflict:

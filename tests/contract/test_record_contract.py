@@ -17,7 +17,7 @@ from load_tests.record_games import played_game
 from server.record.accounts import AccountExists, NameTaken
 from server.record.games import GameCursor
 from server.record.records import GameRecord, RatingChange, RecordError
-from server.record.schema import game_seats, games, hands, rating_history
+from server.record.schema import game_seats, games, rating_history, ratings
 from server.record.store import ArchiveResult, RecordStore
 from server.store.accounts import Account
 
@@ -82,7 +82,6 @@ async def test_archiving_twice_writes_once(record_store: RecordStore) -> None:
     assert await record_store.archive_game(other) is ArchiveResult.ALREADY_ARCHIVED
     assert await record_store.game("g1") == record
     assert (await count(record_store, games), await count(record_store, game_seats)) == (1, 4)
-    assert await count(record_store, hands) == 1
 
 
 async def test_two_nodes_archiving_one_game_at_once_write_it_once(
@@ -100,7 +99,7 @@ async def test_two_nodes_archiving_one_game_at_once_write_it_once(
         )
         assert sorted(r.value for r in results) == sorted(["archived"] + ["already_archived"] * 3)
         assert await count(record_store, games) == 1
-        assert await count(record_store, hands) == len(record.hands)
+        assert await record_store.game(record.game_id) == record
         assert await count(record_store, rating_history) == 4
         assert (await record_store.ratings(["pa"]))["pa"].version == 1
     finally:
@@ -219,13 +218,50 @@ async def test_deleting_an_account_keeps_everyone_elses_games(record_store: Reco
     await record_store.create_account(account("new", "Gone"))
 
 
+async def test_a_game_finishing_after_a_player_deleted_their_account_keeps_nothing_of_them(
+    record_store: RecordStore,
+) -> None:
+    await record_store.create_account(account("gone", "Gone"))
+    first, first_changes = played_game(random.Random(4), "roomFFFF", ["gone", "x", "y", "z"], 9e8)
+    assert await record_store.archive_game(first, first_changes) is ArchiveResult.ARCHIVED
+    read = (await record_store.ratings(["gone"]))["gone"]
+    assert read.version == 1
+    # A game rated from the rating read before the deletion: its post meets a deleted rating
+    # row; then a game rated from a read after it (version 0, as a guest's, as a retry does).
+    late, late_changes = played_game(random.Random(8), "roomEEEE", ["gone", "b", "c", "d"], 1e9)
+    late = replace(
+        late, departures=({"seat": 0, "player": "gone", "reason": "left", "at": 1.0, "hand": 1},)
+    )
+    late_changes = [
+        replace(c, version=read.version, games=2) if c.player_id == "gone" else c
+        for c in late_changes
+    ]
+    retry, retry_changes = played_game(random.Random(6), "roomGGGG", ["gone", "e", "f", "g"], 2e9)
+    assert await record_store.delete_account("gone")
+    for record, changes in ((late, late_changes), (retry, retry_changes)):
+        assert await record_store.archive_game(record, changes) is ArchiveResult.ARCHIVED
+        kept = await record_store.game(record.game_id)
+        assert kept is not None
+        assert kept.seats[0].participant is None and kept.seats[0].name is None
+        assert kept.seats[1:] == record.seats[1:] and kept.hands == record.hands
+        assert all(d["player"] is None for d in kept.departures)
+        assert (await record_store.ratings(["gone"]))["gone"].version == 0
+        assert await record_store.rating_history("gone") == []
+        assert await record_store.player_games("gone") == []
+        other = record.seats[1].participant
+        assert other is not None and (await record_store.ratings([other]))[other].version == 1
+    async with record_store.engine.connect() as connection:
+        ids = set(await connection.scalars(sa.select(ratings.c.player_id)))
+    assert "gone" not in ids and {"b", "e", "x"} <= ids
+
+
 async def test_the_ladder_lists_accounts_past_their_provisional_games(
     record_store: RecordStore,
 ) -> None:
     await record_store.create_account(account("acc", "Acc"))
     for n in range(10):
-        players = ["acc", "guest", f"o{n}a", f"o{n}b"]
-        record = replace(small_game(f"lg{n}", players, 100.0 + n), rated=True)
+        players: list[str] = ["acc", "guest", f"o{n}a", f"o{n}b"]
+        record = replace(small_game(f"lg{n}", list[str | None](players), 100.0 + n), rated=True)
         got = await record_store.ratings(players)
         changes = [
             RatingChange(

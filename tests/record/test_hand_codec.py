@@ -1,17 +1,21 @@
-"""The hands' compact encoding gives back exactly what it was given."""
+"""A game's hands in their compact encoding give back exactly what they were given."""
 
 from __future__ import annotations
 
+import copy
+import json
 import random
 import zlib
 from typing import Any
 
+import msgpack
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from load_tests.record_games import played_game
-from server.record.hand_codec import _ZDICT, decode_hand, encode_hand
+from protocol.shuffle import bot_secret, deal_context
+from server.record.hand_codec import _ZDICT, DERIVED_EXT, decode_hands, encode_hands
 
 JSON = st.recursive(
     st.none()
@@ -25,19 +29,66 @@ JSON = st.recursive(
 )
 
 
-@given(JSON, JSON)
-def test_any_json_value_round_trips(over: Any, audit: Any) -> None:
-    assert decode_hand(encode_hand(over, audit)) == (over, audit)
+def exact(value: Any) -> str:
+    """The JSON text: tells 1 from 1.0 and True, and one key order from another."""
+    return json.dumps(value)
 
 
-def test_a_played_games_hands_round_trip_in_under_a_kilobyte_each() -> None:
-    record, _ = played_game(random.Random(11), "roomEEEE", ["a", "b", "c", "d"], 1.7e9)
-    sizes = []
-    for hand in record.hands:
-        data = encode_hand(hand.over, hand.audit)
-        sizes.append(len(data))
-        assert decode_hand(data) == (hand.over, hand.audit)
-    assert max(sizes) < 1024, sizes
+def round_trips(hands: list[tuple[Any, Any]]) -> bytes:
+    data = encode_hands(hands)
+    assert exact(decode_hands(data)) == exact(hands)
+    return data
+
+
+def played_hands(seed: int) -> list[tuple[Any, Any]]:
+    record, _ = played_game(random.Random(seed), "roomEEEE", ["a", "b", "c", "d"], 1.7e9)
+    return [(h.over, h.audit) for h in record.hands]
+
+
+@given(st.lists(st.tuples(JSON, JSON), max_size=3))
+def test_any_json_values_round_trip(hands: list[tuple[Any, Any]]) -> None:
+    round_trips(hands)
+
+
+def test_a_played_game_round_trips_exactly_in_a_few_kilobytes() -> None:
+    hands = played_hands(11)
+    data = round_trips(hands)
+    assert len(data) < 400 * len(hands), (len(data), len(hands))
+
+
+def test_values_that_do_not_recompute_are_kept_as_they_are() -> None:
+    hands = played_hands(12)
+    base = len(encode_hands(hands))
+    spoilt = copy.deepcopy(hands)
+    over, audit = spoilt[0]
+    inner = audit["audit"]
+    over["tricks"][0]["winner"] = (over["tricks"][0]["winner"] + 1) % 4  # a wrong taker
+    inner["seats"][1]["commitment"] = "00" * 32  # a commitment the secret does not match
+    inner["server_commitment"] = inner["server_commitment"].upper()  # not hex as stored
+    inner["deal"][0], inner["deal"][1] = inner["deal"][1], inner["deal"][0]  # not the deck's
+    first = spoilt[1][0]["tricks"][0]
+    first["leader"] = float(first["leader"])  # == the int in Python, not in JSON
+    spoilt[2][0]["tricks"] = list(reversed(spoilt[2][0]["tricks"]))
+    assert len(round_trips(spoilt)) > base  # kept in full, so it costs more
+
+
+def test_a_bot_seats_secret_is_recomputed_and_a_short_trick_ends_a_hand() -> None:
+    hands = played_hands(13)
+    over, audit = copy.deepcopy(hands[0])
+    inner = audit["audit"]
+    ctx = deal_context(inner["game"], inner["hand"])
+    server = bytes.fromhex(inner["server_secret"])
+    inner["seats"][2] = {
+        "seat": 2,
+        "kind": "bot",
+        "commitment": None,
+        "secret": bot_secret(ctx, server, 2).hex(),
+    }
+    inner["tricks"][-1]["cards"] = inner["tricks"][-1]["cards"][:2]  # the game ended mid-trick
+    over["tricks"] = over["tricks"][:-1]  # the summary lists the finished tricks
+    with_bot = round_trips([(None, audit), (over, audit)])
+    inner["seats"][2]["secret"] = "11" * 32
+    assert len(round_trips([(None, audit), (over, audit)])) > len(with_bot)
 
 
 def test_the_dictionary_of_format_1_never_changes() -> None:
@@ -45,12 +96,21 @@ def test_the_dictionary_of_format_1_never_changes() -> None:
     assert zlib.crc32(_ZDICT) == 0x9026AEFE
 
 
+def compressed(value: Any) -> bytes:
+    packer = zlib.compressobj(9, zdict=_ZDICT)
+    return packer.compress(msgpack.packb(value, use_bin_type=True)) + packer.flush()
+
+
 def test_a_corrupt_or_bloated_record_is_refused() -> None:
-    data = encode_hand({"hand": 1}, None)
+    data = encode_hands([({"hand": 1}, None)])
     with pytest.raises(zlib.error):
-        decode_hand(data[:-3] + b"xyz")
+        decode_hands(data[:-3] + b"xyz")
     with pytest.raises(ValueError):
-        decode_hand(data, 2)
+        decode_hands(data, 2)
     bomb = zlib.compressobj(9, zdict=_ZDICT)
     with pytest.raises(ValueError):
-        decode_hand(bomb.compress(b"\x00" * (2 << 20)) + bomb.flush())
+        decode_hands(bomb.compress(b"\x00" * (16 << 20)) + bomb.flush())
+    marker = msgpack.ExtType(DERIVED_EXT, b"")
+    for bad in ({"hand": 1}, [[{"hand": marker}, None]], [[{"tricks": marker}, None]]):
+        with pytest.raises(ValueError):
+            decode_hands(compressed(bad))

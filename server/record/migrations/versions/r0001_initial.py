@@ -1,5 +1,6 @@
 """The store of record's first tables (issue 52): accounts, ratings and their history, finished
-games with their seats and hands, the server's keys and push subscriptions.
+games with their seats and hands (a game's hands in one value of its row), deleted players'
+ids, the server's keys and push subscriptions.
 
 Revision ID: 0001
 Revises: (none)
@@ -57,6 +58,8 @@ def upgrade() -> None:
         sa.Column("winners", sa.JSON(), nullable=False),
         sa.Column("rated", sa.Boolean(), nullable=False),
         sa.Column("departures", sa.JSON(), nullable=False),
+        sa.Column("hands_format", sa.SmallInteger(), nullable=False),
+        sa.Column("hands", sa.LargeBinary(), nullable=False),
         sa.PrimaryKeyConstraint("game_id", name=op.f("pk_games")),
     )
     op.create_table(
@@ -84,17 +87,6 @@ def upgrade() -> None:
         unique=True,
     )
     op.create_table(
-        "hands",
-        sa.Column("game_id", sa.String(64), nullable=False),
-        sa.Column("hand", sa.SmallInteger(), nullable=False),
-        sa.Column("format", sa.SmallInteger(), nullable=False),
-        sa.Column("record", sa.LargeBinary(), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["game_id"], ["games.game_id"], name=op.f("fk_hands_game_id_games"), ondelete="CASCADE"
-        ),
-        sa.PrimaryKeyConstraint("game_id", "hand", name=op.f("pk_hands")),
-    )
-    op.create_table(
         "rating_history",
         sa.Column("player_id", sa.String(64), nullable=False),
         sa.Column("game_id", sa.String(64), nullable=False),
@@ -114,6 +106,11 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("player_id", "game_id", name=op.f("pk_rating_history")),
     )
     op.create_index("ix_rating_history_player_at", "rating_history", ["player_id", "at"])
+    op.create_table(
+        "deleted_players",
+        sa.Column("player_id", sa.String(64), nullable=False),
+        sa.PrimaryKeyConstraint("player_id", name=op.f("pk_deleted_players")),
+    )
     op.create_table(
         "server_keys",
         sa.Column("name", sa.String(64), nullable=False),
@@ -136,8 +133,8 @@ def downgrade() -> None:
     for table in (
         "push_subscriptions",
         "server_keys",
+        "deleted_players",
         "rating_history",
-        "hands",
         "game_seats",
         "games",
         "ratings",
