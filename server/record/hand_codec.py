@@ -8,8 +8,10 @@ game (one row, one compression context: the second hand's keys and shapes cost a
     zlib( msgpack( [[over, audit], …] ) ) with a preset dictionary of the records' keys,
 
 where, inside the msgpack:
-- a lowercase hex string of 8 bytes or more is stored as its bytes, and a non-empty list of
-  card names as one extension value of card numbers;
+- a lowercase hex string of 8 bytes or more is stored as its bytes, a non-empty list of card
+  names as one extension value of card numbers, and a list of tricks as played (each
+  ``{"leader", "cards"}``, each led by the taker of the one before) as one extension value of
+  the first leader and the cards;
 - a value that the rest of the hand determines is stored as a one-byte-payload "derived"
   marker, and only when recomputing it gives back exactly the value given (same types, same
   key order): the summary's tricks (the audit's finished tricks with each one's taker), the
@@ -50,6 +52,7 @@ from server.core.rules.hand import trick_winner
 FORMAT = 1
 CARDS_EXT = 1  # msgpack extension type: a list of card names, one byte (0..51) each
 DERIVED_EXT = 2  # msgpack extension type: a value recomputed from the rest of its hand
+TRICKS_EXT = 3  # msgpack extension type: an audit's tricks, the first leader and the cards
 MIN_HEX_BYTES = 8  # shorter hex-looking strings (a name, "cafe") stay strings: nothing to gain
 _HEX = re.compile(r"(?:[0-9a-f]{2})+")
 _KEYS = (
@@ -192,6 +195,46 @@ def _restore(over: Any, audit: Any) -> None:
             raise ValueError(f"a hand record's derived {key!r} cannot be recomputed") from error
 
 
+def _packed_tricks(value: list[Any]) -> bytes | None:
+    """An audit's tricks as ``first leader, card, card, …``, when each trick is exactly
+    ``{"leader": seat, "cards": [names]}``, all but the last one finished, and each trick led
+    by the taker of the one before (as play goes): the leaders after the first are then the
+    cards' to say. None for anything else."""
+    out = bytearray()
+    leader = None
+    for k, trick in enumerate(value):
+        if not isinstance(trick, dict) or list(trick) != ["leader", "cards"]:
+            return None
+        seat, cards = trick["leader"], trick["cards"]
+        if type(seat) is not int or not 0 <= seat < SEATS or not isinstance(cards, list):
+            return None
+        if not 1 <= len(cards) <= SEATS or not all(is_card_name(c) for c in cards):
+            return None
+        if len(cards) < SEATS and k < len(value) - 1:
+            return None
+        if leader is None:
+            out.append(seat)
+        elif seat != leader:
+            return None
+        numbers = [parse_card(c) for c in cards]
+        out.extend(numbers)
+        leader = trick_winner(seat, numbers) if len(numbers) == SEATS else -1
+    return bytes(out) if out else None
+
+
+def _unpacked_tricks(data: bytes) -> list[dict[str, Any]]:
+    if len(data) < 2 or data[0] >= SEATS or any(c >= DECK_SIZE for c in data[1:]):
+        raise ValueError("a hand record's tricks are malformed")
+    tricks = []
+    leader, cards = data[0], data[1:]
+    for start in range(0, len(cards), SEATS):
+        trick = list(cards[start : start + SEATS])
+        tricks.append({"leader": leader, "cards": [card_name(c) for c in trick]})
+        if len(trick) == SEATS:
+            leader = trick_winner(leader, trick)
+    return tricks
+
+
 def _pack_value(value: Any) -> Any:
     if value is DERIVED:
         return msgpack.ExtType(DERIVED_EXT, b"")
@@ -202,6 +245,9 @@ def _pack_value(value: Any) -> Any:
     if isinstance(value, list):
         if value and all(isinstance(v, str) and is_card_name(v) for v in value):
             return msgpack.ExtType(CARDS_EXT, bytes(parse_card(v) for v in value))
+        tricks = _packed_tricks(value)
+        if tricks is not None:
+            return msgpack.ExtType(TRICKS_EXT, tricks)
         return [_pack_value(v) for v in value]
     if isinstance(value, dict):
         return {k: _pack_value(v) for k, v in value.items()}
@@ -211,6 +257,8 @@ def _pack_value(value: Any) -> Any:
 def _ext(code: int, data: bytes) -> Any:
     if code == DERIVED_EXT and not data:
         return DERIVED
+    if code == TRICKS_EXT:
+        return _unpacked_tricks(data)
     if code != CARDS_EXT:
         raise ValueError(f"unknown extension {code} in a hand record")
     if any(c >= DECK_SIZE for c in data):

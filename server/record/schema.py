@@ -118,15 +118,18 @@ sa.Index(
     unique=True,
 )
 
+# The key is (player, at, game): a player's history, newest first, is one backward range scan
+# of it, with no second index. ``at`` is the game's finish, one value per game, so the key
+# still allows one point per player and game.
 rating_history = sa.Table(
     "rating_history",
     metadata,
-    sa.Column("player_id", sa.String(MAX_ID), primary_key=True),
+    sa.Column("player_id", sa.String(MAX_ID), nullable=False),
     sa.Column(
         "game_id",
         sa.String(MAX_ID),
         sa.ForeignKey("games.game_id", ondelete="CASCADE"),
-        primary_key=True,
+        nullable=False,
     ),
     sa.Column("at", sa.Double, nullable=False),
     sa.Column("mu_before", sa.Double, nullable=False),
@@ -135,8 +138,8 @@ rating_history = sa.Table(
     sa.Column("sigma_after", sa.Double, nullable=False),
     sa.Column("display", sa.Integer, nullable=False),  # after the game
     sa.Column("games", sa.Integer, nullable=False),  # rated games after this one
+    sa.PrimaryKeyConstraint("player_id", "at", "game_id"),
 )
-sa.Index("ix_rating_history_player_at", rating_history.c.player_id, rating_history.c.at)
 
 # Accounts deleted for good: only the opaque player id (no time, no name), so a game that
 # finishes after the deletion seats "a deleted player" and posts no rating under that id

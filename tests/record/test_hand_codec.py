@@ -6,6 +6,7 @@ import copy
 import json
 import random
 import zlib
+from collections.abc import Callable
 from typing import Any
 
 import msgpack
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 
 from load_tests.record_games import played_game
 from protocol.shuffle import bot_secret, deal_context
-from server.record.hand_codec import _ZDICT, DERIVED_EXT, decode_hands, encode_hands
+from server.record.hand_codec import _ZDICT, DERIVED_EXT, TRICKS_EXT, decode_hands, encode_hands
 
 JSON = st.recursive(
     st.none()
@@ -72,6 +73,22 @@ def test_values_that_do_not_recompute_are_kept_as_they_are() -> None:
     assert len(round_trips(spoilt)) > base  # kept in full, so it costs more
 
 
+def test_tricks_not_led_as_play_goes_are_kept_as_they_are() -> None:
+    hands = played_hands(14)
+    base = len(encode_hands(hands))
+    changes: list[Callable[[Any], None]] = [
+        lambda t: t[5].update(leader=(t[5]["leader"] + 1) % 4),  # not the taker of trick 5
+        lambda t: t[0].update(leader=float(t[0]["leader"])),
+        lambda t: t[3].update(cards=t[3]["cards"][:3]),  # a short trick before the last
+        lambda t: t.append({"cards": ["2C"], "leader": 0}),  # other key order
+        lambda t: t[2].update(note="x"),
+    ]
+    for change in changes:
+        spoilt = copy.deepcopy(hands)
+        change(spoilt[0][1]["audit"]["tricks"])
+        assert len(round_trips(spoilt)) > base
+
+
 def test_a_bot_seats_secret_is_recomputed_and_a_short_trick_ends_a_hand() -> None:
     hands = played_hands(13)
     over, audit = copy.deepcopy(hands[0])
@@ -111,6 +128,7 @@ def test_a_corrupt_or_bloated_record_is_refused() -> None:
     with pytest.raises(ValueError):
         decode_hands(bomb.compress(b"\x00" * (16 << 20)) + bomb.flush())
     marker = msgpack.ExtType(DERIVED_EXT, b"")
-    for bad in ({"hand": 1}, [[{"hand": marker}, None]], [[{"tricks": marker}, None]]):
+    tricks = [msgpack.ExtType(TRICKS_EXT, data) for data in (b"\x00", b"\x04\x01", b"\x00\x40")]
+    for bad in ({"hand": 1}, [[{"hand": marker}, None]], [[{"tricks": marker}, None]], *tricks):
         with pytest.raises(ValueError):
             decode_hands(compressed(bad))

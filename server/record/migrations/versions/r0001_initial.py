@@ -103,9 +103,8 @@ def upgrade() -> None:
             name=op.f("fk_rating_history_game_id_games"),
             ondelete="CASCADE",
         ),
-        sa.PrimaryKeyConstraint("player_id", "game_id", name=op.f("pk_rating_history")),
+        sa.PrimaryKeyConstraint("player_id", "at", "game_id", name=op.f("pk_rating_history")),
     )
-    op.create_index("ix_rating_history_player_at", "rating_history", ["player_id", "at"])
     op.create_table(
         "deleted_players",
         sa.Column("player_id", sa.String(64), nullable=False),
