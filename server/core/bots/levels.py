@@ -31,10 +31,6 @@ class BotLevel:
     # played out by the policy, on at most ``endgame_worlds`` deals. 0: never.
     endgame: int = 0
     endgame_worlds: int = 48
-    # A playout's last ``tail`` tricks solved exactly the same way (0: the policy to the end);
-    # with ``tail_moon_only`` only in the playouts of a moon line (ours or another seat's run).
-    tail: int = 0
-    tail_moon_only: bool = False
     # Plays searched by information-set tree walks (``walks.py``), this many a decision, in
     # place of the flat race, and the pass chosen like basic's (or priced: below); 0: the
     # flat race for both.

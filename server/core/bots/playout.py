@@ -32,8 +32,6 @@ def play_out(
     noise: float = 0.0,
     rand: Callable[[], float] | None = None,
     first: int = -1,
-    tail: int = 0,
-    state: list[int] | None = None,
 ) -> tuple[list[int], int]:
     """Play the hand on from ``h`` (unchanged) until the points are settled: the end of the
     hand, or earlier once every point card has been taken. Returns the cards each seat took
@@ -48,10 +46,6 @@ def play_out(
     that chance at each choice, another of its legal cards at random instead of the policy's.
     Real opponents are not this policy; a search that expects them to be exploits habits they
     may not have (and reads their cards as if they had them), so it hedges.
-
-    With ``tail`` (and ``state``, a list to fill), the playout stops at the end of a trick once
-    every seat holds ``tail`` cards or fewer, points still to take, and ``state`` is set to the
-    four hands, the leader and whether hearts are broken (the caller solves the rest exactly).
     """
     taken = list(h.taken)
     seat = h.turn
@@ -117,9 +111,6 @@ def play_out(
         taken[seat] |= (1 << c0) | (1 << c1) | (1 << c2) | (1 << c3)
         if not unplayed & POINT_CARDS:
             return taken, played  # every point card is taken: the rest cannot change the score
-        if tail and unplayed.bit_count() <= 4 * tail and state is not None:
-            state[:] = [*hands, leader, broken]
-            return taken, played
         trick = []
         suit = 0
         first_trick = False

@@ -31,7 +31,7 @@ from itertools import combinations
 from server.core.rules import SUIT_MASKS, Hand, PassDirection, points_in
 
 from .basic import basic_pass, pass_scores
-from .endgame import Points, Solver, moon_table
+from .endgame import Solver, moon_table
 from .knowledge import Knowledge
 from .levels import BotLevel
 from .outcome import scored, utility
@@ -188,20 +188,10 @@ def _trial_play(
     shooter: int,
     noise: float,
     rand: Callable[[], float] | None,
-    tail: int = 0,
-    moons: list[Points] | None = None,
 ) -> tuple[float, float, bool]:
     me, scores, rules = k.seat, k.scores, k.rules
-    state: list[int] = []
-    taken, _ = play_out(base, shooter, True, me, noise, rand, card, tail, state)
-    if state:
-        # The last tricks, exactly: every seat plays its best with every hand known.
-        rest = Solver(moons or moon_table(scores, rules)).rest(
-            state[:4], [], state[4], bool(state[5]), taken
-        )
-        pts = [points_in(taken[s]) + rest[s] for s in range(4)]
-    else:
-        pts = [points_in(t) for t in taken]
+    taken, _ = play_out(base, shooter, True, me, noise, rand, card)
+    pts = [points_in(t) for t in taken]
     final = scored(pts, scores, rules)
     return final[me], utility(me, scores, rules, final), pts[me] == 26
 
@@ -274,14 +264,11 @@ def search_play(
     if own_moon:
         arms += [_Arm(c, c.bit_length() - 1, True) for c in classes]
 
-    moons = moon_table(k.scores, k.rules)
-
     def trial(a: _Arm, base: object) -> tuple[float, float, bool]:
         # Every candidate meets the same random plays in a deal: the comparison stays paired.
         rand = random.Random(seeds[id(base)]).random if level.noise else None
         shooter = me if a.shoot else runner
-        tail = level.tail if shooter >= 0 or not level.tail_moon_only else 0
-        return _trial_play(k, base, a.card, shooter, level.noise, rand, tail, moons)  # type: ignore[arg-type]
+        return _trial_play(k, base, a.card, shooter, level.noise, rand)  # type: ignore[arg-type]
 
     def keep(a: _Arm) -> bool:
         return not a.shoot or a.moons / len(a.values) >= need - SHOOT_SLACK

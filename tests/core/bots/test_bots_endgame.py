@@ -13,7 +13,6 @@ from server.core.bots import search, worlds
 from server.core.bots.endgame import Solver, moon_table
 from server.core.bots.knowledge import knowledge_of
 from server.core.bots.outcome import scored
-from server.core.bots.playout import play_out
 from server.core.room.game_view import game_view
 from server.core.rules import (
     POINT_CARDS,
@@ -154,28 +153,6 @@ def test_the_endgame_search_is_deterministic_and_picks_a_legal_card(
 
 def _cards(mask: int) -> list[int]:
     return [c for c in range(52) if mask >> c & 1]
-
-
-def test_a_playout_with_a_tail_stops_where_the_solver_takes_over() -> None:
-    moons = moon_table([0, 0, 0, 0], Rules(target=50))
-    stopped = 0
-    for seed in range(80):
-        h = _position(2000 + seed, 4 + seed % 9)
-        state: list[int] = []
-        taken, _ = play_out(h, tail=3, state=state)
-        full, _ = play_out(h)
-        if not state:
-            assert taken == full  # every point was taken before the tail: the same playout
-            continue
-        stopped += 1
-        hands, leader, broken = state[:4], state[4], bool(state[5])
-        assert len({x.bit_count() for x in hands}) == 1 and hands[0].bit_count() <= 3
-        assert not (hands[0] | hands[1] | hands[2] | hands[3]) & (
-            taken[0] | taken[1] | taken[2] | taken[3]
-        )
-        rest = Solver(moons).rest(hands, [], leader, broken, taken)
-        assert sum(points_in(taken[s]) + rest[s] for s in range(4)) == 26
-    assert stopped > 10
 
 
 def test_the_paired_comparison_cancels_the_luck_of_the_deal() -> None:
