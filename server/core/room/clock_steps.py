@@ -89,7 +89,7 @@ def tick(run: Step, c: Tick) -> None:
             seat.bank = 0.0
             seat.out_of_time_at = now
             if moon:
-                # No answer picks others_26 (RULES.md); the seat is then out of time.
+                # No answer picks others_26 (docs/rules.md); the seat is then out of time.
                 run.game().choose_moon(i, "others_26")
                 run.emit(ALL, "moon_chosen", seat=i, choice="others_26", timeout=True)
                 after_move(run)

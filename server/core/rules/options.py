@@ -1,4 +1,4 @@
-"""House-rule options a table is opened with (RULES.md, "House-rule options")."""
+"""House-rule options a table is opened with (docs/rules.md, "House-rule options")."""
 
 from __future__ import annotations
 

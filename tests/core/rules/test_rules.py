@@ -1,4 +1,4 @@
-"""Every rule of RULES.md "The standard game" and the house-rule options, one test each by name."""
+"""Every rule of docs/rules.md "The standard game" and the house-rule options, one test each."""
 
 from __future__ import annotations
 
