@@ -78,6 +78,11 @@ def _float(env: Mapping[str, str], name: str, default: float) -> float:
     return float(raw) if raw not in (None, "") else default
 
 
+def _limit(env: Mapping[str, str], name: str, default: Limit) -> Limit:
+    """``default`` with its count from ``name`` when that is set (the window stays)."""
+    return Limit(int(_float(env, name, default.count)), default.window)
+
+
 @dataclass(frozen=True, slots=True)
 class AccountPolicy:
     session_ttl: float = 30 * 86400.0  # idle seconds before a session ends
@@ -102,26 +107,11 @@ class AccountPolicy:
             session_ttl=_float(env, "HEARTS_SESSION_TTL", d.session_ttl),
             renew_after=_float(env, "HEARTS_SESSION_RENEW", d.renew_after),
             guest_ttl=_float(env, "HEARTS_GUEST_TTL", d.guest_ttl),
-            login_per_pair=Limit(
-                int(_float(env, "HEARTS_LOGIN_LIMIT", d.login_per_pair.count)),
-                d.login_per_pair.window,
-            ),
-            login_per_address=Limit(
-                int(_float(env, "HEARTS_ADDRESS_LIMIT", d.login_per_address.count)),
-                d.login_per_address.window,
-            ),
-            login_per_account=Limit(
-                int(_float(env, "HEARTS_ACCOUNT_LIMIT", d.login_per_account.count)),
-                d.login_per_account.window,
-            ),
-            signups_per_address=Limit(
-                int(_float(env, "HEARTS_SIGNUP_LIMIT", d.signups_per_address.count)),
-                d.signups_per_address.window,
-            ),
-            guests_per_address=Limit(
-                int(_float(env, "HEARTS_GUEST_LIMIT", d.guests_per_address.count)),
-                d.guests_per_address.window,
-            ),
+            login_per_pair=_limit(env, "HEARTS_LOGIN_LIMIT", d.login_per_pair),
+            login_per_address=_limit(env, "HEARTS_ADDRESS_LIMIT", d.login_per_address),
+            login_per_account=_limit(env, "HEARTS_ACCOUNT_LIMIT", d.login_per_account),
+            signups_per_address=_limit(env, "HEARTS_SIGNUP_LIMIT", d.signups_per_address),
+            guests_per_address=_limit(env, "HEARTS_GUEST_LIMIT", d.guests_per_address),
             trust_proxy=env.get("HEARTS_TRUST_PROXY", "0") in ("1", "true", "yes"),
             allowed_origins=tuple(
                 o.strip().rstrip("/") for o in env.get("HEARTS_ALLOWED_ORIGINS", "").split(",")
