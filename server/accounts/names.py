@@ -12,8 +12,8 @@ A name may not pose as a bot: a key ending in "bot" (or with a word "bot", "robo
 refused. Nor may it pose as the service: a name that is one of ``_RESERVED``, or has one of
 ``_SERVICE_WORDS`` as a word ("Hearts Live", "Admin Team", "HeartsAdmin": words split at spaces,
 punctuation and a lower-to-upper case change, each folded like a key, so "Adm1n" is "admin"),
-is refused; a word only contains one ("Sweethearts", "Adminah") is fine. Names mixing scripts in
-a way Unicode calls dangerous (Latin with Cyrillic look-alikes) are refused outright.
+is refused; a word that only contains one ("Sweethearts", "Adminah") is fine. Names mixing
+scripts in a way Unicode calls dangerous (Latin with Cyrillic look-alikes) are refused outright.
 """
 
 from __future__ import annotations
