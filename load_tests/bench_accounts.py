@@ -27,6 +27,7 @@ import uuid
 
 from argon2 import PasswordHasher
 
+from load_tests.bench_rules import machine_speed, machine_speed_line
 from load_tests.bench_store import percentile, private_redis
 from protocol.errors import ProtocolError
 from server.accounts.service import AccountPolicy, Accounts, Limit, password_hasher
@@ -176,6 +177,7 @@ def main() -> None:
     parser.add_argument("--hours", type=float, default=1.0, help="virtual hours of guessing")
     parser.add_argument("--addresses", type=int, default=1000, help="the many-address guesser's")
     args = parser.parse_args()
+    print(machine_speed_line(machine_speed()))
     if args.memory:
         asyncio.run(main_async(args, None))
     elif args.redis:

@@ -79,6 +79,14 @@ def machine_speed(hands: int = 2000, seed: int = 1) -> float:
     return hands / (time.process_time() - t0)
 
 
+def machine_speed_line(speed: float) -> str:
+    """The ``machine_rules_hands_per_second`` line every timing benchmark prints beside its own."""
+    return (
+        f"machine_rules_hands_per_second: {speed:.0f}  (one core, before the load: the "
+        "machine's speed, to compare these figures with another machine's)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hands", type=int, default=50_000)

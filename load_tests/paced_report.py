@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from load_tests.bench_rules import machine_speed_line
 from load_tests.measures import RedisDelta, RedisSnapshot, lag_bound, percentile
 
 P99_BAR_MS = 50.0
@@ -218,10 +219,7 @@ def resource_lines(
             f"{head.cpu_generators / head.seconds:.2f}  (of {cores} on this machine)"
         )
     if machine_speed:
-        say(
-            f"machine_rules_hands_per_second: {machine_speed:.0f}  (one core, before the "
-            "load: the machine's speed, to compare these figures with another machine's)"
-        )
+        say(machine_speed_line(machine_speed))
     # The window's, as the latencies above: the run's would hold the generators' stall
     # while they close every socket at the end.
     lags = [s / 1000 for s in head.lag_ms] if head is not None else sorted(run_lag)

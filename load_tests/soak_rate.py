@@ -32,6 +32,7 @@ import msgpack
 import websockets
 from websockets.typing import Subprotocol
 
+from load_tests.bench_rules import machine_speed, machine_speed_line
 from load_tests.cluster import Cluster, endpoint_for, require_loopback
 from protocol.client import guest
 from protocol.codec import MSGPACK
@@ -169,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not 1 <= args.sockets <= 200 or not 1 <= args.seconds <= 3600:
         parser.error("--sockets must be 1..200 and --seconds 1..3600")
+    print(machine_speed_line(machine_speed()))
     cluster = None
     if args.url:
         require_loopback(args.url, "--url")
