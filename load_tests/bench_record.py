@@ -29,6 +29,7 @@ from contextlib import contextmanager
 import asyncpg
 import sqlalchemy as sa
 
+from load_tests.bench_rules import machine_speed, machine_speed_line
 from load_tests.record_games import played_game
 from server.record.hand_codec import encode_hands
 from server.record.migrate import migrate
@@ -127,6 +128,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.games < 1 or args.writers < 1:
         raise SystemExit("--games and --writers must be at least 1")
+    print(machine_speed_line(machine_speed()))
     if args.url:
         asyncio.run(measure(args.url, args.games, args.writers, args.seed))
         return
