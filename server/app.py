@@ -45,6 +45,9 @@ from server.play.bot_pool import BotPool
 from server.play.quickplay import QuickPlay
 from server.play.rooms import RoomService, public_info
 from server.play.scheduler import DeadlineAlarm, Scheduler
+from server.record.engine import default_url
+from server.record.migrate import migrate
+from server.record.store import RecordStore
 from server.store import RoomStore, open_league_store, open_store
 
 log = logging.getLogger(__name__)
@@ -67,6 +70,12 @@ class Node:
             node=settings.node_id,
         )
         self.id = settings.node_id  # names this process's sockets in room state
+        if settings.redis_url and not settings.database_url:
+            log.warning(
+                "HEARTS_DATABASE_URL is not set: this node keeps accounts and finished games in "
+                "its own SQLite file, which other nodes cannot see"
+            )
+        self.record = RecordStore.open(settings.database_url or default_url())
         self.league = open_league_store(settings.redis_url)
         self.bots = BotPool(settings.bot_workers)
         clock = time.time  # the wall clock of synchronized nodes (docs/architecture.md)
@@ -98,6 +107,7 @@ class Node:
         return f"{self.settings.public_url.rstrip('/')}/r/{room}"
 
     async def start(self) -> None:
+        await migrate(self.record.engine)  # a no-op when the schema is current
         # A new outage is recorded before the rooms read it, and both before any tick.
         await self.scheduler.recover_downtime()
         await self.rooms.start()
@@ -147,6 +157,7 @@ class Node:
         await self.hub.stop()
         self.bots.close()
         await self.store.close()
+        await self.record.close()
 
     async def hint(self, room: str, player: str) -> dict[str, Any]:
         state = await self.rooms.load(room)

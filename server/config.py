@@ -34,6 +34,9 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8000
     redis_url: str | None = None  # None: the embedded in-process store (one node)
+    # The store of record (server/record): postgresql+asyncpg://… for a deployment; None: a
+    # SQLite file in the data folder (server/record/engine.py default_data_dir).
+    database_url: str | None = None
     # Acknowledge a commit only once this many replicas have it (WAIT), waiting at most
     # redis_wait_ms; 0: Redis's asynchronous replication (see docs/cluster.md).
     redis_wait_replicas: int = 0
@@ -86,6 +89,7 @@ class Settings:
             host=host,
             port=port,
             redis_url=choose_redis_url(env.get("REDIS_CLUSTER_URL"), env.get("REDIS_URL")),
+            database_url=env.get("HEARTS_DATABASE_URL") or None,
             redis_wait_replicas=int(env.get("HEARTS_REDIS_WAIT_REPLICAS", "0")),
             redis_wait_ms=int(env.get("HEARTS_REDIS_WAIT_MS", "50")),
             secret=secret,

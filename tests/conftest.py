@@ -320,3 +320,10 @@ async def record_store(record_url: str) -> AsyncIterator[RecordStore]:
     store = RecordStore.open(record_url)
     yield store
     await store.close()
+
+
+@pytest.fixture(autouse=True)
+def own_data_dir(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test's in-process nodes keep their store of record in a folder of its own, never
+    in the user's data folder (``server/record/engine.py`` ``default_data_dir``)."""
+    monkeypatch.setenv("HEARTS_DATA_DIR", str(tmp_path / "data"))

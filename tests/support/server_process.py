@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -19,6 +20,19 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+_DATA_DIRS: dict[str | None, str] = {}
+
+
+def data_dir_for(redis_url: str | None) -> str:
+    """A fresh folder for the store of record's SQLite file, shared by the nodes of one Redis
+    (as a deployment's nodes share one database) and kept across a node's restarts."""
+    if redis_url is None:
+        return tempfile.mkdtemp(prefix="hearts-e2e-data-")
+    if redis_url not in _DATA_DIRS:
+        _DATA_DIRS[redis_url] = tempfile.mkdtemp(prefix="hearts-e2e-data-")
+    return _DATA_DIRS[redis_url]
 
 
 class ServerProcess:
@@ -44,6 +58,7 @@ class ServerProcess:
             # Tests make many guests from one address; the throttle tests set their own limits.
             "HEARTS_GUEST_LIMIT": "100000",
             "HEARTS_SIGNUP_LIMIT": "100000",
+            "HEARTS_DATA_DIR": data_dir_for(redis_url),
             **env,
         }
         if redis_url:
