@@ -32,7 +32,7 @@ from server.core.room.game_view import game_view
 from server.core.room.machine import new_room, step
 from server.core.room.state import Clocks, RoomState, TableOptions
 from server.core.rules import Rules
-from server.league.posting import RatedGame, rate_participants
+from server.league.rated_games import RatedGame, rate_participants
 from server.record.records import GameRecord, RatingChange
 
 FAST = Clocks(bot_think=0.0, between_hands=0.0)

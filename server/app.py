@@ -7,7 +7,6 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from protocol.codec import JSON, SUBPROTOCOLS, Codec
 from protocol.errors import HeartsError, ProtocolError
 from server.accounts.identity import Identity
+from server.accounts.keys import signing_key
 from server.accounts.service import Accounts
 from server.config import Settings
 from server.core.room.game_view import game_view
@@ -31,7 +31,8 @@ from server.fanout.hub import Hub
 from server.fanout.presence import Presence
 from server.http.account_routes import account_routes, bearer_token
 from server.http.json_body import read_json, refused
-from server.league.posting import post_room_ratings
+from server.league.archiving import Archiver
+from server.league.standings import Standings
 from server.net.connection import Closing, Connection
 from server.net.extensions import DIRECT, ROUND_TRIP, DirectSocket
 from server.net.socket_driver import SocketDriver
@@ -90,12 +91,19 @@ class Node:
             on_commit=alarm.committed,
             on_events=self.hub.committed,
             on_unknown=self.hub.outcome_unknown,
-            post_ratings=partial(post_room_ratings, self.league, clock),
+            archive=Archiver(self.record, self.store).archive,
         )
         self.scheduler = Scheduler(self.rooms, alarm, settings.outage_after)
         self.presence = Presence(self.id, self.rooms, self.hub, settings.node_ttl)
-        self.quickplay = QuickPlay(self, self.league)
-        self.accounts = Accounts(self.league, settings.secret, clock, settings.accounts)
+        self.quickplay = QuickPlay(self, self.league, self.record)
+        self.standings = Standings(self.record)
+        self.accounts = Accounts(  # account rows in the record; sessions in the league store
+            self.record,
+            self.league,
+            signing_key(settings.secret, self.record, clock),
+            clock,
+            settings.accounts,
+        )
         self.connections: set[Connection] = set()
         self.closers: dict[Connection, Closer] = {}  # to close a revoked session's socket
         self._revocations: asyncio.Task[None] | None = None
@@ -108,6 +116,7 @@ class Node:
 
     async def start(self) -> None:
         await migrate(self.record.engine)  # a no-op when the schema is current
+        await self.accounts.start()  # the guest tokens' signing key, kept in the record
         # A new outage is recorded before the rooms read it, and both before any tick.
         await self.scheduler.recover_downtime()
         await self.rooms.start()
@@ -246,14 +255,14 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
             return refused(ProtocolError("bad_field", "limit must be an integer from 1 to 100"))
         identity = await bearer(request)
         return JSONResponse(
-            await node.quickplay.ladder(identity.player if identity else None, limit)
+            await node.standings.ladder(identity.player if identity else None, limit)
         )
 
     async def player_info(request: Request) -> Response:
         player = request.path_params["player"]
         if not 1 <= len(player) <= 64:
             return refused(ProtocolError("bad_field", "not a player id"))
-        return JSONResponse(await node.quickplay.player(player))
+        return JSONResponse(await node.standings.player(player))
 
     async def index(request: Request) -> Response:
         page = STATIC / "index.html"

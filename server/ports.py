@@ -34,6 +34,10 @@ class Lobby(Protocol):
 
     async def leave(self, conn: Member) -> bool: ...
 
+
+class Ladder(Protocol):
+    """The ladder as a connection asks for it."""
+
     async def ladder(self, player: str | None, limit: int) -> dict[str, Any]: ...
 
 
@@ -60,6 +64,9 @@ class NodeServices(Protocol):
 
     @property
     def quickplay(self) -> Lobby: ...
+
+    @property
+    def standings(self) -> Ladder: ...
 
     def invite_link(self, room: str) -> str: ...
 

@@ -263,7 +263,7 @@ class Connection:
         return {}
 
     async def _ladder(self, c: Command) -> dict[str, Any]:
-        return {"ladder": await self.node.quickplay.ladder(self._player, c.args.get("limit", 20))}
+        return {"ladder": await self.node.standings.ladder(self._player, c.args.get("limit", 20))}
 
     async def _open_room(self, c: Command) -> dict[str, Any]:
         node = self.node

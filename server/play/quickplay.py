@@ -1,8 +1,9 @@
-"""Live quick play and the ladder, wired into a node: the queue and the matchmaker.
+"""Live quick play wired into a node: the queue and the matchmaker.
 
-The queue and the ratings live in the league store (Redis in production), so any node serves
-any queued player; exactly one matchmaker acts at a time (a lease). A node only keeps which of
-its own connections are queued, and picks up their table assignments.
+The queue lives in the league store (Redis in production), so any node serves any queued
+player; the ratings it matches on are read from the store of record. Exactly one matchmaker
+acts at a time (a lease). A node only keeps which of its own connections are queued, and picks
+up their table assignments.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from matchmaker.service import Matchmaker
 from server.core.ratings import display_rating
 from server.ops.outage_log import OutageLog
 from server.ports import Member, NodeServices
+from server.record.store import RecordStore
 from server.store.league import LeagueStore
 
 log = logging.getLogger(__name__)
@@ -27,10 +29,11 @@ QUEUE_TTL = 30.0  # a queued player whose node stopped refreshing it is dropped 
 
 
 class QuickPlay:
-    def __init__(self, node: NodeServices, league: LeagueStore) -> None:
+    def __init__(self, node: NodeServices, league: LeagueStore, records: RecordStore) -> None:
         self.node = node
         settings = node.settings
         self.league = league
+        self.records = records  # the ratings the queue matches on
         self.bridge = RoomsBridge(node.rooms, self.league, clocks=settings.clocks)
         self.config = MatchConfig(bot_fill_after=settings.bot_fill_after)
         self.matchmaker = (
@@ -74,7 +77,7 @@ class QuickPlay:
         assert conn.identity is not None
         player, name = conn.identity.player, conn.identity.name
         now = self.node.rooms.clock()
-        rating = (await self.league.get_players([player]))[player]
+        rating = (await self.records.ratings([player]))[player]
         entry = QueueEntry(player, display_rating(rating.rating), 50 if target == 50 else 100, now)
         if not await self.league.enqueue(entry, name, now=now):
             # A table was already found for this player: go there instead.
@@ -134,37 +137,3 @@ class QuickPlay:
                 raise
             except Exception:
                 outage.failed()
-
-    # -- ratings and the ladder ------------------------------------------------------------
-
-    async def ladder(self, player: str | None, limit: int = 20) -> dict[str, Any]:
-        rows = await self.league.ladder(0, limit)
-        answer: dict[str, Any] = {
-            "top": [row._asdict() for row in rows],
-            "size": await self.league.ladder_size(),
-        }
-        if player is not None:
-            me = (await self.league.get_players([player]))[player]
-            answer["you"] = {
-                "display": me.display,
-                "games": me.games,
-                "provisional": me.provisional,
-                "rank": await self.league.rank_of(player),
-                "around": [row._asdict() for row in await self.league.around(player, 3)],
-            }
-        return answer
-
-    async def player(self, player: str) -> dict[str, Any]:
-        me = (await self.league.get_players([player]))[player]
-        return {
-            "player": player,
-            "name": me.name,
-            "display": me.display,
-            "mu": me.rating.mu,
-            "sigma": me.rating.sigma,
-            "games": me.games,
-            "provisional": me.provisional,
-            "rank": await self.league.rank_of(player),
-            "history": [h.to_value() for h in await self.league.history(player, 50)],
-            "recent_games": await self.league.recent_games(player, 10),
-        }

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import msgpack
@@ -21,9 +21,10 @@ from protocol.errors import HeartsError
 from protocol.packer import pack
 from server.core.room.clocks import next_deadline
 from server.core.room.commands import (
+    ArchivedGame,
     Command,
     Event,
-    RatingsPosted,
+    GamesArchived,
     RoomError,
     ShiftClocks,
     Tick,
@@ -31,6 +32,7 @@ from server.core.room.commands import (
 from server.core.room.due import BotTurn, bot_moved, due
 from server.core.room.machine import new_room, step
 from server.core.room.state import RoomState, TableOptions
+from server.league.archiving import GAME_RECORD, game_value
 from server.ops import metrics
 from server.play.actors import Actor, Actors
 from server.play.bot_pool import BotPool
@@ -39,7 +41,7 @@ from server.store import Archive, RoomStore, StoredEvent, StoreUnavailable
 log = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 25
-RATING_RETRY = 2.0
+ARCHIVE_RETRY = 2.0  # a finished game the store of record could not take is offered again then
 DEFAULT_RETENTION = 24 * 3600.0  # a room not in play expires this long after its last commit
 ARCHIVED_EVENTS = {"hand_over": "over", "hand_audit": "audit"}  # event -> record kind
 
@@ -59,17 +61,21 @@ def new_room_code() -> str:
 
 
 def archive_of(state: RoomState, events: list[Event]) -> Archive | None:
-    """The finished hands' records a step produced, for the archive of the room's game."""
+    """The records a step produced for the archive of the room's game: each finished hand's,
+    and the game's own record when the game ended (the store of record's outbox entry,
+    ``server/league/archiving.py``)."""
     records = {
         f"{e.data['hand']}:{ARCHIVED_EVENTS[e.type]}": pack(e.data)
         for e in events
         if e.type in ARCHIVED_EVENTS
     }
+    if any(e.type == "game_over" for e in events):
+        records[GAME_RECORD] = pack(game_value(state))
     return Archive(state.game_id, records) if records else None
 
 
-PostRatings = Callable[[RoomState], Awaitable[list[dict[str, Any] | None] | None]]
-"""Posts a finished rated game to the league: per-seat rating changes, or None to retry."""
+ArchiveGames = Callable[[str, Sequence[str]], Awaitable[tuple[ArchivedGame, ...] | None]]
+"""Hands a room's finished games to the store of record: those it took, or None to retry."""
 
 
 class RoomService:
@@ -80,7 +86,7 @@ class RoomService:
     (this node's sockets get them at once); ``on_unknown(room)`` after a commit whose outcome
     is unknown (the store did not answer: if it was applied after all, its events reach nobody
     through ``on_events``, so the room's sockets are caught up from the store instead);
-    ``post_ratings`` when a finished rated game's ratings are due.
+    ``archive(room, game_ids)`` when finished games are due for the store of record.
     """
 
     def __init__(
@@ -94,7 +100,7 @@ class RoomService:
         on_commit: Callable[[str, float | None], None] | None = None,
         on_events: Callable[[str, int, list[Event]], None] | None = None,
         on_unknown: Callable[[str], None] | None = None,
-        post_ratings: PostRatings | None = None,
+        archive: ArchiveGames | None = None,
     ) -> None:
         self.store = store
         self.bots = bots
@@ -104,7 +110,7 @@ class RoomService:
         self.on_commit = on_commit
         self.on_events = on_events
         self.on_unknown = on_unknown
-        self.post_ratings = post_ratings
+        self.archive = archive
         self.outage: tuple[float, float] | None = None  # the last outage (ended, delta)
 
     async def start(self) -> None:
@@ -204,7 +210,8 @@ class RoomService:
         first = actor.state.seq + 1
         stored = [StoredEvent(first + k, encode_event(e)) for k, e in enumerate(events)]
         deadline = next_deadline(new)
-        ttl = None if new.status == "playing" else self.retention
+        # A room lives while in play and while its outbox holds a game; then it may lapse.
+        ttl = None if new.status == "playing" or new.unarchived else self.retention
         try:
             ok = await self.store.commit(
                 actor.room_id, actor.version, data, stored, deadline, archive_of(new, events), ttl
@@ -286,14 +293,12 @@ class RoomService:
                 move = await self.bots.decide(need.view, need.level, need.seed)
                 state, evs = bot_moved(state, need, move, now)
                 bot_moves += 1
-            elif self.post_ratings is None:
-                break  # this service posts no ratings (a matchmaker process's own rooms)
+            elif self.archive is None:
+                break  # this service archives nothing (a matchmaker process's own rooms)
             else:
-                changes = await self.post_ratings(state)
-                posted = RatingsPosted(
-                    tuple(changes) if changes is not None else None, retry_at=now + RATING_RETRY
-                )
-                state, evs = step(state, posted, now)
+                games = await self.archive(state.id, need.game_ids)
+                archived = GamesArchived(games, retry_at=now + ARCHIVE_RETRY)
+                state, evs = step(state, archived, now)
             events += evs
         state, evs = step(state, Tick(), now)
         return state, events + evs

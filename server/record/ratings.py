@@ -183,3 +183,69 @@ async def ladder(connection: AsyncConnection, offset: int, limit: int) -> list[L
         shown = display_rating(Rating(r.mu, r.sigma))
         result.append(LadderRow(rank, r.player_id, r.name, shown, r.games, r.ladder_score))
     return result
+
+
+async def changes_of(
+    connection: AsyncConnection, game_id: str, player_ids: Sequence[str], at: float
+) -> dict[str, tuple[Rating, Rating, int]]:
+    """The game's kept rating changes: each player's rating before and after it, and rated
+    games after it (a lookup of the history's key per player)."""
+    if not player_ids:
+        return {}
+    rows = await connection.execute(
+        sa.select(rating_history)
+        .where(rating_history.c.player_id.in_(list(player_ids)))
+        .where(rating_history.c.at == at)
+        .where(rating_history.c.game_id == game_id)
+    )
+    return {
+        r.player_id: (
+            Rating(r.mu_before, r.sigma_before),
+            Rating(r.mu_after, r.sigma_after),
+            r.games,
+        )
+        for r in rows
+    }
+
+
+async def ladder_size(connection: AsyncConnection) -> int:
+    # ladder_score is NULL for every row that is not an account's (the module docstring)
+    count = await connection.scalar(
+        sa.select(sa.func.count()).where(ratings.c.ladder_score.is_not(None))
+    )
+    return int(count or 0)
+
+
+async def _score_of(connection: AsyncConnection, player_id: str) -> int | None:
+    score = await connection.scalar(
+        sa.select(ratings.c.ladder_score).where(ratings.c.player_id == player_id)
+    )
+    return None if score is None else int(score)
+
+
+async def rank_of(connection: AsyncConnection, player_id: str) -> int | None:
+    """The player's competition rank (1 = top), or None if it is not on the ladder."""
+    score = await _score_of(connection, player_id)
+    if score is None:
+        return None
+    above = await connection.scalar(
+        sa.select(sa.func.count()).where(ratings.c.ladder_score > score)
+    )
+    return int(above or 0) + 1
+
+
+async def around(connection: AsyncConnection, player_id: str, k: int) -> list[LadderRow]:
+    """The player's ladder row with up to ``k`` rows above and below; [] if unranked."""
+    score = await _score_of(connection, player_id)
+    if score is None or not 0 <= k <= MAX_ROWS // 2:
+        return []
+    position = await connection.scalar(
+        sa.select(sa.func.count()).where(
+            sa.or_(
+                ratings.c.ladder_score > score,
+                sa.and_(ratings.c.ladder_score == score, ratings.c.player_id < player_id),
+            )
+        )
+    )
+    start = max(0, int(position or 0) - k)
+    return await ladder(connection, start, int(position or 0) - start + k + 1)

@@ -18,6 +18,7 @@ from enum import Enum
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from server.core.ratings import Rating
 from server.store.accounts import Account
 from server.store.league import HistoryPoint, LadderRow, PlayerRating
 
@@ -109,9 +110,30 @@ class RecordStore:
         async with self._read() as connection:
             return await rating_rows.history(connection, player_id, limit)
 
+    async def rating_changes(
+        self, game_id: str, player_ids: Sequence[str], at: float
+    ) -> dict[str, tuple[Rating, Rating, int]]:
+        """The kept changes of a game finished ``at``: each player's rating before and after
+        it and rated games after it (players with no change kept are left out)."""
+        async with self._read() as connection:
+            return await rating_rows.changes_of(connection, game_id, player_ids, at)
+
     async def ladder(self, offset: int = 0, limit: int = 50) -> list[LadderRow]:
+        """Ladder rows ``offset`` to ``offset + limit - 1``, with competition ranks."""
         async with self._read() as connection:
             return await rating_rows.ladder(connection, offset, limit)
+
+    async def ladder_size(self) -> int:
+        async with self._read() as connection:
+            return await rating_rows.ladder_size(connection)
+
+    async def rank_of(self, player_id: str) -> int | None:
+        async with self._read() as connection:
+            return await rating_rows.rank_of(connection, player_id)
+
+    async def around(self, player_id: str, k: int = 5) -> list[LadderRow]:
+        async with self._read() as connection:
+            return await rating_rows.around(connection, player_id, k)
 
     # Server keys ----------------------------------------------------------------------------
 
@@ -142,8 +164,9 @@ class RecordStore:
 
     async def create_account(self, account: Account, *, claimed_guest: bool = False) -> None:
         """Create the account; ``NameTaken`` or ``AccountExists`` (writing nothing) if its
-        name key or its player id is taken. A claimed guest keeps its id, so its rating and
-        games stay, and it goes on the ladder at once if it has played enough."""
+        name key or its player id is taken, ``PlayerDeleted`` if the id deleted its account
+        before. A claimed guest keeps its id, so its rating and games stay, and it goes on the
+        ladder at once if it has played enough."""
         async with self.engine.begin() as connection:
             await account_rows.insert_account(connection, account, claimed_guest)
 
@@ -155,9 +178,15 @@ class RecordStore:
         async with self._read() as connection:
             return await account_rows.account_named(connection, name_key)
 
+    async def taken(self, player_id: str, name_key: str | None = None) -> bool:
+        """Whether the player id has or had an account, or (given a name key) an account
+        holds that name: one read, for checking a guest token on every ``auth``."""
+        async with self._read() as connection:
+            return await account_rows.taken(connection, player_id, name_key)
+
     async def set_password(self, player_id: str, password_hash: str) -> bool:
         """Replace the hash; False if there is no such account. (Revoking the account's
-        sessions, which live in Redis, is the caller's.)"""
+        sessions, which live in the session store, is the caller's.)"""
         async with self.engine.begin() as connection:
             return await account_rows.change_password(connection, player_id, password_hash)
 

@@ -66,22 +66,20 @@ export function ratingPlot(history, width = 640) {
 }
 
 /** One row per recent game: when, place, scores, the rating change and the rating after. */
-export function recentGames(player, records) {
-  if (records.length === 0) return el("p", { class: "muted", text: "No rated games yet." });
+export function recentGames(player, games) {
+  if (games.length === 0) return el("p", { class: "muted", text: "No finished games yet." });
   const head = el("tr", {}, el("th", { text: "When", class: "hide-narrow" }), el("th", { text: "Place" }),
     el("th", { text: "Scores" }), el("th", { text: "Change", class: "num" }), el("th", { text: "Rating", class: "num" }));
-  const rows = records.map((record) => {
-    const seats = record.seats || [];
-    const mine = seats.find((s) => s.participant === player) || {};
-    const place = mine.left ? "left" : `${1 + seats.filter((s) => s !== mine && !s.left && s.score < mine.score).length} of 4`;
-    const line = (record.ratings || {})[player] || {};
-    const change = Number(line.change || 0);
-    const after = line.after || {};
-    const when = record.finished_at ? new Date(record.finished_at * 1000).toLocaleDateString() : "";
-    const scores = seats.map((s) => `${s.participant === player ? "you" : s.name} ${s.score}`).join(" · ");
-    return el("tr", {}, el("td", { text: when, class: "hide-narrow" }), el("td", { text: place }), el("td", { text: scores }),
-      el("td", { class: `num change ${change > 0 ? "up" : change < 0 ? "down" : ""}`, text: signed(change) }),
-      el("td", { class: "num", text: after.display === undefined ? "" : shown(after.display, after.provisional) }));
+  const rows = games.map((game) => {
+    const scores = game.scores || [];
+    const mine = scores[game.seat];
+    const place = `${1 + scores.filter((s) => s < mine).length} of 4`;
+    const change = Number(game.change || 0);
+    const when = game.finished_at ? new Date(game.finished_at * 1000).toLocaleDateString() : "";
+    const shownScores = scores.map((s, i) => (i === game.seat ? `you ${s}` : String(s))).join(" · ");
+    return el("tr", {}, el("td", { text: when, class: "hide-narrow" }), el("td", { text: place }), el("td", { text: shownScores }),
+      el("td", { class: `num change ${change > 0 ? "up" : change < 0 ? "down" : ""}`, text: game.rated ? signed(change) : "" }),
+      el("td", { class: "num", text: game.rating_after == null ? "" : String(game.rating_after) }));
   });
   return el("table", { class: "games" }, el("thead", {}, head), el("tbody", {}, ...rows));
 }

@@ -20,8 +20,8 @@ def next_deadline(state: RoomState) -> float | None:
         times.append(state.next_hand_at)
     if state.shuffle is not None and not state.shuffle["dealt"]:
         times.append(state.shuffle["deadline"])
-    if state.rating_due is not None:
-        times.append(state.rating_due)
+    if state.archive_due is not None and state.unarchived:
+        times.append(state.archive_due)
     if state.status != "playing":
         # Clocks run only in a game: a finished room with a vanished player must not be due.
         return min(times) if times else None

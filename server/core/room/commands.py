@@ -148,10 +148,20 @@ class ShiftClocks:
 
 
 @dataclass(frozen=True, slots=True)
-class RatingsPosted:
-    """The league took the finished rated game (``changes`` per seat), or will be asked again."""
+class ArchivedGame:
+    """A finished game the store of record has kept, with its per-seat rating changes if it
+    was rated (the ``ratings`` event's seats), else None."""
 
-    changes: tuple[dict[str, Any] | None, ...] | None  # None: posting failed, retry later
+    game_id: str
+    seats: tuple[dict[str, Any] | None, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GamesArchived:
+    """The store of record took these of the room's ``unarchived`` games; ``games`` None: it
+    could not (an outage), ask again at ``retry_at``."""
+
+    games: tuple[ArchivedGame, ...] | None
     retry_at: float | None = None
 
 
@@ -183,5 +193,5 @@ Command = (
     | RevealSecret
     | EndGame
     | ShiftClocks
-    | RatingsPosted
+    | GamesArchived
 )

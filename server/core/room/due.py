@@ -1,10 +1,11 @@
-"""What a room needs from outside before its clocks run: a bot's decision, or a rating post.
+"""What a room needs from outside before its clocks run: a bot's decision, or the archive.
 
 The room machine decides everything it can by itself. Two things it cannot compute in a step:
-a bot's search (CPU-heavy, run by the shell's bot pool) and posting a finished rated game to
-the league (a store write). A tick asks ``due`` what to fetch first, the shell fetches it and
-steps the answer in (``bot_moved``, or ``RatingsPosted``), asks again, and ends with ``Tick``:
-bots whose think time is over move first, then the ratings are posted, then the clocks run.
+a bot's search (CPU-heavy, run by the shell's bot pool) and handing finished games to the
+store of record, which also posts their ratings (a database write). A tick asks ``due`` what to
+fetch first, the shell fetches it and steps the answer in (``bot_moved``, or
+``GamesArchived``), asks again, and ends with ``Tick``: bots whose think time is over move
+first, then finished games go to the archive, then the clocks run.
 
 >>> due(state, now, bot_moves=0)  # doctest: +SKIP
 BotTurn(seat=2, level='strong', view={...}, seed=...)
@@ -39,11 +40,14 @@ class BotTurn:
 
 
 @dataclass(frozen=True, slots=True)
-class RatingsDue:
-    """The finished rated game's ratings are to be posted (``RatingsPosted`` answers)."""
+class ArchiveDue:
+    """These finished games are to be handed to the store of record (``GamesArchived``
+    answers)."""
+
+    game_ids: tuple[str, ...]
 
 
-def due(state: RoomState, now: float, bot_moves: int) -> BotTurn | RatingsDue | None:
+def due(state: RoomState, now: float, bot_moves: int) -> BotTurn | ArchiveDue | None:
     """What this tick must fetch next, having made ``bot_moves`` bot moves; None: tick."""
     if bot_moves < BOT_MOVES_PER_TICK and state.game is not None:
         for i in deciding_seats(state):
@@ -51,8 +55,8 @@ def due(state: RoomState, now: float, bot_moves: int) -> BotTurn | RatingsDue | 
             if seat is not None and seat.bot_due is not None and seat.bot_due <= now:
                 view = game_view(state.game, i)
                 return BotTurn(i, seat.bot or "random", view, bot_seed(state, i))
-    if state.rating_due is not None and state.rating_due <= now:
-        return RatingsDue()
+    if state.unarchived and state.archive_due is not None and state.archive_due <= now:
+        return ArchiveDue(tuple(state.unarchived))
     return None
 
 

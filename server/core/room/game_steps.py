@@ -6,7 +6,7 @@ from __future__ import annotations
 from server.core.rules import Game, Phase
 
 from .clocks import deciding_seats
-from .commands import ALL, EndGame, RatingsPosted, RoomError
+from .commands import ALL, EndGame, GamesArchived, RoomError
 from .game_view import DIRECTION_NAMES, trick_record
 from .shuffle_steps import prepare_hand, publish_audit
 from .step import Step
@@ -17,6 +17,7 @@ def start_game(run: Step) -> None:
     st.game_number += 1
     st.game = Game(st.options.rules)
     st.status = "playing"
+    st.game_started, st.game_finished = run.now, 0.0
     run.emit(
         ALL, "game_started", game=st.game_id, number=st.game_number, options=st.options.public()
     )
@@ -44,9 +45,7 @@ def after_move(run: Step) -> None:
         for i in range(4):
             run.off_turn(i)
         if game.phase is Phase.OVER:
-            st.status = "finished"
-            if st.options.rated and st.options.rules.standard and not st.rated_posted:
-                st.rating_due = run.now  # posted by the shell, exactly once, any node
+            finish_game(run)
             run.emit(
                 ALL,
                 "game_over",
@@ -80,7 +79,7 @@ def end_game(run: Step, c: EndGame) -> None:
         )
     game = run.game()
     winners = game.end_without(stalled)
-    st.status = "finished"
+    finish_game(run)
     for j in range(4):
         run.off_turn(j)
     run.emit(ALL, "game_ended", by=i, waited_on=stalled)
@@ -93,13 +92,28 @@ def end_game(run: Step, c: EndGame) -> None:
     )
 
 
-def ratings_posted(run: Step, c: RatingsPosted) -> None:
+def finish_game(run: Step) -> None:
+    """The game is over: the same commit puts it in the archive's outbox (``unarchived``),
+    and the shell (any node) hands it to the store of record from ``archive_due`` on."""
     st = run.state
-    if st.rated_posted or st.rating_due is None:
+    st.status = "finished"
+    st.game_finished = run.now
+    st.unarchived = [*st.unarchived, st.game_id]  # replaced, never changed: machine.clone
+    st.archive_due = run.now
+
+
+def games_archived(run: Step, c: GamesArchived) -> None:
+    """The store of record took these games (each rated one's per-seat rating changes are
+    shown), or, with ``games`` None, could not: ask again at ``retry_at``."""
+    st = run.state
+    if c.games is None:
+        if st.unarchived:
+            st.archive_due = c.retry_at
         return
-    if c.changes is None:
-        st.rating_due = c.retry_at
-        return
-    st.rated_posted = True
-    st.rating_due = None
-    run.emit(ALL, "ratings", game=st.game_id, seats=list(c.changes))
+    for game in c.games:
+        if game.game_id not in st.unarchived:
+            continue  # taken already (a retried tick): shown once
+        st.unarchived = [g for g in st.unarchived if g != game.game_id]
+        if game.seats is not None:
+            run.emit(ALL, "ratings", game=game.game_id, seats=list(game.seats))
+    st.archive_due = c.retry_at if st.unarchived else None

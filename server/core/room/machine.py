@@ -31,11 +31,11 @@ from .commands import (
     EndGame,
     Event,
     FillBots,
+    GamesArchived,
     Join,
     Leave,
     PassCards,
     PlayCard,
-    RatingsPosted,
     Rematch,
     RevealSecret,
     RoomError,
@@ -44,7 +44,7 @@ from .commands import (
     Start,
     Tick,
 )
-from .game_steps import after_move, end_game, ratings_posted, start_game
+from .game_steps import after_move, end_game, games_archived, start_game
 from .game_view import names_of_seq
 from .shuffle_steps import commit_secret, reveal_secret
 from .state import RoomState, Seat, TableOptions
@@ -66,7 +66,7 @@ def clone(state: RoomState) -> RoomState:
 
     Only the game is copied whole. The seats list is copied, its seats shared: a step copies a
     seat before it changes it (``Step.own_seat``: a card changes two of the four). The
-    spectator and departure lists are shared: a step replaces them, never changes them in
+    spectator, departure and unarchived lists are shared: a step replaces them, never changes them in
     place. Options are frozen; the shuffle is shared and copied by the step that changes it
     (``Step.own_shuffle``). Every object made here is work for the young collections
     (server/ops/gc_pacing.py). Field by field, because ``copy.deepcopy`` and
@@ -118,8 +118,8 @@ def _dispatch(run: Step, command: Command) -> None:
             rematch(run, command)
         case EndGame():
             end_game(run, command)
-        case RatingsPosted():
-            ratings_posted(run, command)
+        case GamesArchived():
+            games_archived(run, command)
         case ShiftClocks():
             shift_clocks(run, command)
         case SeatPlayers():
@@ -263,7 +263,6 @@ def rematch(run: Step, c: Rematch) -> None:
         seat = run.own_seat(i)
         seat.original = seat.player or f"bot:{seat.bot}"
     st.departures = []
-    st.rated_posted = False
     start_game(run)
 
 

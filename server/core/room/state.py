@@ -199,11 +199,15 @@ class RoomState:
     seq: int = 0
     next_hand_at: float | None = None
     departures: list[dict[str, Any]] = field(default_factory=list)
-    rated_posted: bool = False
+    # The outbox of the store of record: finished games (their ids) that the archive has not
+    # taken yet. The commit that ends a game adds its id, and its record, in one step.
+    unarchived: list[str] = field(default_factory=list)
     # The current hand's commit-reveal shuffle (secrets stay here until the hand's audit).
     shuffle: dict[str, Any] | None = None
-    rating_due: float | None = None  # a finished rated game's ratings are to be posted then
+    archive_due: float | None = None  # when the shell next offers ``unarchived`` to the archive
     outage_seen: float = 0.0  # the last whole-service outage whose downtime was given back
+    game_started: float = 0.0  # when the current (or last) game started
+    game_finished: float = 0.0  # when it finished; 0 while it is in play
 
     def seat_of(self, player: str) -> int | None:
         for i, seat in enumerate(self.seats):
@@ -235,10 +239,12 @@ class RoomState:
             self.seq,
             self.next_hand_at,
             self.departures,
-            self.rated_posted,
+            self.unarchived,
             self.shuffle,
-            self.rating_due,
+            self.archive_due,
             self.outage_seen,
+            self.game_started,
+            self.game_finished,
         ]
         return pack(value)
 
@@ -246,7 +252,10 @@ class RoomState:
     def from_bytes(cls, data: bytes) -> RoomState:
         v = msgpack.unpackb(data, raw=False)
         if isinstance(v, list):  # positional (to_bytes); rooms stored before are a map
-            v = dict(zip(STORED_FIELDS, v, strict=True))
+            v = dict(zip(STORED_FIELDS, v, strict=False))  # a shorter list: stored before
+        unarchived = v.get("unarchived", [])
+        if isinstance(unarchived, bool):  # stored before the outbox: a bool "rated_posted"
+            unarchived = []
         return cls(
             id=v["id"],
             kind=v["kind"],
@@ -262,10 +271,12 @@ class RoomState:
             seq=v["seq"],
             next_hand_at=v["next_hand_at"],
             departures=v["departures"],
-            rated_posted=v["rated_posted"],
+            unarchived=unarchived,
             shuffle=_shuffle_from_value(v["shuffle"]),
             outage_seen=v["outage_seen"],
-            rating_due=v["rating_due"],
+            archive_due=v.get("archive_due"),
+            game_started=v.get("game_started", 0.0),
+            game_finished=v.get("game_finished", 0.0),
         )
 
 

@@ -7,7 +7,7 @@ import dataclasses
 from protocol.cards import parse_card
 from server.core.bots.moves import random_move
 from server.core.room.commands import BotAct, Connect, FillBots, Start
-from server.core.room.due import BOT_MOVES_PER_TICK, BotTurn, RatingsDue, bot_moved, bot_seed, due
+from server.core.room.due import BOT_MOVES_PER_TICK, ArchiveDue, BotTurn, bot_moved, bot_seed, due
 from server.core.room.machine import step
 from server.core.room.state import Clocks
 from tests.support.room_driver import Driver
@@ -40,13 +40,15 @@ def test_a_tick_stops_asking_bots_after_its_share_of_moves() -> None:
     assert due(d.state, d.now, BOT_MOVES_PER_TICK) is None
 
 
-def test_ratings_come_after_the_bots_and_nothing_is_due_before_its_time() -> None:
+def test_the_archive_comes_after_the_bots_and_nothing_is_due_before_its_time() -> None:
     d = _bots_table()
-    rated = dataclasses.replace(d.state, rating_due=d.now)
-    assert isinstance(due(rated, d.now, 0), BotTurn)
-    assert due(rated, d.now, BOT_MOVES_PER_TICK) == RatingsDue()
-    later = dataclasses.replace(d.state, rating_due=d.now + 5)
+    done = dataclasses.replace(d.state, unarchived=["r.1", "r.2"], archive_due=d.now)
+    assert isinstance(due(done, d.now, 0), BotTurn)
+    assert due(done, d.now, BOT_MOVES_PER_TICK) == ArchiveDue(("r.1", "r.2"))
+    later = dataclasses.replace(done, archive_due=d.now + 5)
     assert due(later, d.now, BOT_MOVES_PER_TICK) is None
+    empty = dataclasses.replace(d.state, unarchived=[], archive_due=d.now)
+    assert due(empty, d.now, BOT_MOVES_PER_TICK) is None  # an outbox with nothing in it
     assert due(d.state, d.now - 1, 0) is None  # the bots' think time is not over yet
 
 

@@ -12,10 +12,12 @@ from protocol.errors import HeartsError
 from server.core.room.clocks import deciding_seats, next_deadline
 from server.core.room.commands import (
     ALL,
+    ArchivedGame,
     Boot,
     Connect,
     Disconnect,
     FillBots,
+    GamesArchived,
     Join,
     Leave,
     PassCards,
@@ -158,7 +160,7 @@ def test_a_state_stored_as_a_map_still_loads() -> None:
     stored = msgpack.unpackb(d.state.to_bytes(), raw=False)
     assert isinstance(stored, list) and len(stored) == len(STORED_FIELDS)
     stored_as = dict(zip(STORED_FIELDS, stored, strict=True))
-    for name in ("id", "kind", "status", "seq", "next_hand_at", "rating_due", "outage_seen"):
+    for name in ("id", "kind", "status", "seq", "next_hand_at", "archive_due", "outage_seen"):
         assert stored_as[name] == getattr(d.state, name)  # each value under its own name
     as_map = msgpack.packb(stored_as, use_bin_type=True)
     again = RoomState.from_bytes(as_map)
@@ -409,7 +411,9 @@ def test_every_tick_leaves_the_room_with_nothing_already_due() -> None:
                 s is not None and s.bot_due is not None and s.bot_due <= d.now
                 for s in d.state.seats
             )
-            assert due is None or due > d.now or bots_due, (trial, due, d.now)
+            # the archive's outbox waits for the shell (due.ArchiveDue), as bots do
+            archive_due = bool(d.state.unarchived) and d.state.archive_due == due
+            assert due is None or due > d.now or bots_due or archive_due, (trial, due, d.now)
 
 
 def test_a_finished_room_with_a_vanished_player_is_never_due() -> None:
@@ -422,8 +426,31 @@ def test_a_finished_room_with_a_vanished_player_is_never_due() -> None:
     d.do(Disconnect("p0", "c0"))
     d.do(Disconnect("p1", "c1"))  # everyone has gone home
     assert d.state.seats[1].away_since is not None
+    assert d.state.unarchived == [d.state.game_id]  # the finishing step filled the outbox
+    assert next_deadline(d.state) == d.state.archive_due
+    d.do(GamesArchived((ArchivedGame(d.state.game_id),)))
+    assert d.state.unarchived == [] and d.state.archive_due is None
     d.now += 3600
     assert next_deadline(d.state) is None
+
+
+def test_the_archive_outbox_keeps_a_game_until_the_store_takes_it() -> None:
+    d = seated_game(humans=2, clocks=CLOCKS)
+    while d.state.status == "playing":
+        d.run_deadlines()
+        for p in ("p0", "p1"):
+            d.human_play_lowest(p)
+    first = d.state.game_id
+    assert d.state.game_finished >= d.state.game_started > 0
+    d.do(GamesArchived(None, retry_at=d.now + 2))  # the database failed: asked again later
+    assert d.state.unarchived == [first] and d.state.archive_due == d.now + 2
+    d.do(Rematch("p0"))  # play goes on; the finished game stays in the outbox
+    assert d.state.game_id != first and d.state.unarchived == [first]
+    seats = ({"change": 3}, None, None, None)
+    events = d.do(GamesArchived((ArchivedGame(first, seats),)))
+    assert [(e.type, e.data["game"]) for e in events] == [("ratings", first)]
+    assert d.state.unarchived == [] and d.state.archive_due is None
+    assert d.do(GamesArchived((ArchivedGame(first, seats),))) == []  # a retry shows nothing
 
 
 def test_a_correspondence_game_can_be_ended_after_48_hours_on_one_seat() -> None:
