@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # A Hearts Live cluster on this machine, without Docker: what compose.yaml runs, as plain
-# processes. A private redis-server (deploy/redis.conf: append-only file, in a temp dir), N
-# server nodes on consecutive ports sharing one HEARTS_SECRET and the Redis, optionally the
-# standalone matchmaker, and HAProxy in front (config generated from deploy/haproxy.cfg).
+# processes. A private redis-server (deploy/redis.conf: append-only file, in a temp dir), a
+# private PostgreSQL (initdb in the temp dir, on a free port: the store of record), N server
+# nodes on consecutive ports sharing one HEARTS_SECRET, the Redis and the database
+# (HEARTS_DATABASE_URL), optionally the standalone matchmaker, and HAProxy in front (config
+# generated from deploy/haproxy.cfg).
 #
 #   deploy/local-cluster.sh                     # 3 nodes; play on http://127.0.0.1:8000
 #   deploy/local-cluster.sh -n 2 -p 9000 --matchmaker
@@ -15,12 +17,16 @@
 #   --matchmaker        run `python -m matchmaker` too (and turn the nodes' in-process ones off)
 #   --redis-cluster     six redis-servers (deploy/redis-cluster.conf) joined into a Redis Cluster
 #                       instead of one; one of them dying is reported, and its replica takes over
-#   --keep              keep the temp dir (logs, AOF, generated haproxy.cfg) after stopping
+#   --keep              keep the temp dir (logs, AOF, the database, generated haproxy.cfg) after
+#                       stopping
 #
 # Ctrl-C or SIGTERM stops everything, in order: HAProxy, the matchmaker, the nodes (they drain:
-# sockets closed with 1012), Redis last. A node that dies on its own is reported and the rest
-# run on; if Redis or HAProxy dies, everything stops and the logs are kept. Needs redis-server and haproxy (installed with apt-get when missing
-# and running as root); Python is .venv/bin/python if present ($PYTHON overrides).
+# sockets closed with 1012), PostgreSQL and Redis last. A node that dies on its own is reported
+# and the rest run on; if Redis, PostgreSQL or HAProxy dies, everything stops and the logs are
+# kept. Needs redis-server, PostgreSQL and haproxy (installed with apt-get when missing and
+# running as root; PostgreSQL's initdb and pg_ctl are found on PATH or in the newest
+# /usr/lib/postgresql/N/bin, and as root they run as the postgres user, since PostgreSQL
+# refuses root); Python is .venv/bin/python if present ($PYTHON overrides).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -67,6 +73,30 @@ need_debian_package() {  # command, package
 }
 need_debian_package redis-server redis-server
 need_debian_package haproxy haproxy
+# PostgreSQL: Debian keeps initdb and pg_ctl off PATH (tests/support/postgres.py finds them the
+# same way).
+postgres_bin() {
+    local found folder
+    if found=$(command -v initdb) && command -v pg_ctl >/dev/null; then
+        dirname "$(readlink -f "$found")"; return 0
+    fi
+    folder=$(find /usr/lib/postgresql -mindepth 2 -maxdepth 2 -name bin 2>/dev/null | sort -V | tail -1)
+    [[ -n "$folder" && -x "$folder/initdb" ]] && echo "$folder"
+}
+if ! PG_BIN=$(postgres_bin); then
+    if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+        echo "installing postgresql (apt-get)…"
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+    fi
+    PG_BIN=$(postgres_bin) || { echo "PostgreSQL is missing: apt-get install postgresql" >&2; exit 1; }
+fi
+# As root its commands run as the postgres user (Debian's package makes it), in a folder
+# handed to that user.
+AS_POSTGRES=()
+if [[ $(id -u) -eq 0 ]]; then
+    id -u postgres >/dev/null 2>&1 || { echo "no postgres user to run PostgreSQL as" >&2; exit 1; }
+    AS_POSTGRES=(runuser -u postgres --)
+fi
 # A Debian install may start the packaged haproxy service; it has no frontend and takes no
 # port, and this script never touches it.
 
@@ -97,10 +127,19 @@ for port in "$LB_PORT" $(seq $((LB_PORT + 1)) $((LB_PORT + NODES))); do
 done
 REDIS_PORT=$(free_port)
 STATS_PORT=$(free_port)
+PG_PORT=$(free_port)
 # One secret for every node: a guest token signed by one node is checked by the others.
 SECRET=${HEARTS_SECRET:-$("$PYTHON" -c 'import secrets; print(secrets.token_hex(32))')}
 WORK=$(mktemp -d -t hearts-cluster-XXXXXX)
-mkdir -p "$WORK/redis"
+mkdir -p "$WORK/redis" "$WORK/postgres"
+# The database's own password (inside a URL: hex needs no escaping) and where it keeps its files.
+PG_PASSWORD=$("$PYTHON" -c 'import secrets; print(secrets.token_hex(16))')
+PG_DATA="$WORK/postgres/data"
+if (( ${#AS_POSTGRES[@]} )); then
+    chmod 711 "$WORK"  # the postgres user may pass through, not list
+    chown postgres: "$WORK/postgres"
+fi
+chmod 700 "$WORK/postgres"
 
 # name:pid of everything started, in start order; stopped in reverse.
 STARTED=()
@@ -115,6 +154,14 @@ stop_pid() {  # pid, seconds before SIGKILL
         sleep 0.1
     done
     wait "$pid" 2>/dev/null || true
+}
+
+# pg_ctl runs the server in the background by itself: it is stopped with pg_ctl too.
+stop_postgres() {
+    [[ -f "$PG_DATA/postmaster.pid" ]] || return 0
+    "${AS_POSTGRES[@]}" "$PG_BIN/pg_ctl" -D "$PG_DATA" -m fast -w -t 15 stop >/dev/null 2>&1 \
+        || "${AS_POSTGRES[@]}" "$PG_BIN/pg_ctl" -D "$PG_DATA" -m immediate -w stop >/dev/null 2>&1 \
+        || true
 }
 
 pid_of() {  # name → pids
@@ -133,15 +180,17 @@ cleanup() {
     echo "stopping…"
     local pid entry stoppers=()
     # The balancer first (no new sockets), then the matchmaker and the nodes together (each
-    # drains: its sockets close with 1012), Redis last, after every node has let go of it.
+    # drains: its sockets close with 1012), the stores last, after every node has let go of them.
     for pid in $(pid_of haproxy); do stop_pid "$pid" 10; done
     for entry in "${STARTED[@]}"; do
         case "${entry%%:*}" in
-            redis*|haproxy) ;;
+            redis*|haproxy|postgres) ;;
             *) stop_pid "${entry##*:}" 15 & stoppers+=("$!") ;;
         esac
     done
     for pid in "${stoppers[@]}"; do wait "$pid" 2>/dev/null || true; done
+    # A fast shutdown: open sessions end, a checkpoint is written.
+    stop_postgres
     # On SIGTERM Redis fsyncs the append-only file and exits.
     for entry in "${STARTED[@]}"; do
         [[ "${entry%%:*}" == redis* ]] && stop_pid "${entry##*:}" 15
@@ -196,9 +245,30 @@ else
     wait_until 10 "redis-server" redis_up
 fi
 
+# PostgreSQL, the store of record: a cluster of its own in the temp dir, its socket there too
+# (never the machine's /var/run/postgresql), TCP on loopback only. The superuser (postgres)
+# connects only over that socket; the nodes log in as hearts with a password, as in compose.yaml.
+"${AS_POSTGRES[@]}" "$PG_BIN/initdb" -D "$PG_DATA" -U postgres --auth-local=trust \
+    --auth-host=scram-sha-256 -E UTF8 --locale=C >"$WORK/postgres-initdb.log" 2>&1 \
+    || { cat "$WORK/postgres-initdb.log" >&2; FAILED=1; exit 1; }
+PG_MAX_CONNECTIONS=$(( NODES * 20 + 20 ))  # each node's pool (5, and 10 more at a peak), psql
+"${AS_POSTGRES[@]}" "$PG_BIN/pg_ctl" -D "$PG_DATA" -l "$WORK/postgres/postgres.log" -w -t 30 \
+    -o "-p $PG_PORT -c listen_addresses=127.0.0.1 -c unix_socket_directories=$WORK/postgres -c max_connections=$PG_MAX_CONNECTIONS" \
+    start >"$WORK/postgres-start.log" 2>&1 \
+    || { cat "$WORK/postgres-start.log" "$WORK/postgres/postgres.log" >&2; FAILED=1; exit 1; }
+STARTED+=("postgres:$(head -1 "$PG_DATA/postmaster.pid")")
+pg_sql() {
+    "${AS_POSTGRES[@]}" "$PG_BIN/psql" -h "$WORK/postgres" -p "$PG_PORT" -U postgres -d postgres \
+        -v ON_ERROR_STOP=1 -qAt "$@"
+}
+{ pg_sql -c "CREATE ROLE hearts LOGIN PASSWORD '$PG_PASSWORD'" \
+    && pg_sql -c "CREATE DATABASE hearts OWNER hearts"; } >"$WORK/postgres-setup.log" 2>&1 \
+    || { cat "$WORK/postgres-setup.log" >&2; FAILED=1; exit 1; }
+DATABASE_URL="postgresql+asyncpg://hearts:$PG_PASSWORD@127.0.0.1:$PG_PORT/hearts"
+
 node_env=(
     "REDIS_URL=$REDIS_URL" "HEARTS_SECRET=$SECRET" "HOST=127.0.0.1"
-    "PUBLIC_URL=http://127.0.0.1:$LB_PORT"
+    "PUBLIC_URL=http://127.0.0.1:$LB_PORT" "HEARTS_DATABASE_URL=$DATABASE_URL"
 )
 (( MATCHMAKER )) && node_env+=("HEARTS_MATCHMAKER=0")
 NODE_PIDS=()
@@ -209,6 +279,8 @@ for (( i = 1; i <= NODES; i++ )); do
     NODE_PIDS+=("${STARTED[-1]##*:}")
 done
 if (( MATCHMAKER )); then
+    # No HEARTS_DATABASE_URL: the matchmaker seats rooms in Redis and finishes no game, so it
+    # never writes to the store of record.
     start matchmaker "$WORK/matchmaker.log" \
         env "REDIS_URL=$REDIS_URL" HEARTS_QUEUE_TTL=30 NODE_ID=local-matchmaker "$PYTHON" -m matchmaker
 fi
@@ -234,13 +306,14 @@ cat >"$WORK/cluster.env" <<EOF
 LB_URL=http://127.0.0.1:$LB_PORT
 WS_URL=ws://127.0.0.1:$LB_PORT/ws
 REDIS_URL=$REDIS_URL
+DATABASE_URL=$DATABASE_URL
 NODE_PIDS="${NODE_PIDS[*]}"
 EOF
 
 if (( REDIS_CLUSTER )); then
-    echo "Hearts Live: $NODES nodes behind HAProxy, a Redis Cluster (3 primaries, 3 replicas)"
+    echo "Hearts Live: $NODES nodes behind HAProxy, a Redis Cluster (3 primaries, 3 replicas), PostgreSQL"
 else
-    echo "Hearts Live: $NODES nodes behind HAProxy, Redis with an append-only file"
+    echo "Hearts Live: $NODES nodes behind HAProxy, Redis with an append-only file, PostgreSQL"
 fi
 echo "  play        http://127.0.0.1:$LB_PORT/   (WebSocket ws://127.0.0.1:$LB_PORT/ws)"
 for (( i = 1; i <= NODES; i++ )); do
@@ -248,6 +321,8 @@ for (( i = 1; i <= NODES; i++ )); do
 done
 (( MATCHMAKER )) && echo "  matchmaker  pid ${STARTED[-2]##*:}"
 echo "  redis       $REDIS_URL"
+echo "  postgres    $DATABASE_URL   pid $(pid_of postgres)"
+echo "              psql: ${AS_POSTGRES[*]:+${AS_POSTGRES[*]} }$PG_BIN/psql -h $WORK/postgres -p $PG_PORT -U postgres hearts"
 echo "  haproxy     stats on http://127.0.0.1:$STATS_PORT/"
 echo "  logs        $WORK  (cluster.env there has the URLs and node pids)"
 if (( REDIS_CLUSTER )); then
@@ -260,9 +335,12 @@ echo "Ctrl-C or SIGTERM stops everything."
 
 # Run until told to stop. A node or the matchmaker dying is what the cluster is built to
 # survive (try `kill -TERM <node pid>` mid-game: its players reconnect through HAProxy), so it
-# is reported and the rest run on; without Redis or HAProxy there is no service, so stop.
+# is reported and the rest run on; without Redis, PostgreSQL or HAProxy there is no service, so
+# stop. PostgreSQL is no child of this script (pg_ctl started it), so no `wait` hears it end: a
+# `sleep 1` child wakes the loop every second to look.
 declare -A REPORTED=()
 while true; do
+    sleep 1 &
     wait -n || true
     for entry in "${STARTED[@]}"; do
         name=${entry%%:*}
@@ -270,7 +348,7 @@ while true; do
         kill -0 "$pid" 2>/dev/null || [[ -n "${REPORTED[$name]:-}" ]] || {
             REPORTED[$name]=1
             case "$name" in
-                redis|haproxy)
+                redis|haproxy|postgres)
                     echo "$name exited; stopping the cluster" >&2; FAILED=1; exit 1 ;;
                 redis[0-9]*)
                     echo "$name (pid $pid) exited; its replica takes over its slots (log: $WORK/$name.log)" >&2 ;;

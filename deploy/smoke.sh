@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The container deployment, run for real: build the images, bring compose.yaml up (Redis with its
-# append-only file, three nodes, HAProxy routing by room), play a whole game through the
+# append-only file, PostgreSQL, three nodes, HAProxy routing by room), play a whole game through the
 # balancer with four scripted players, `docker kill` the node serving the room mid-hand, kill the
 # Redis container and create a new one on its volume, check no acknowledged move was lost, tear
 # down.
@@ -12,8 +12,8 @@
 # debootstrap with apt-get when missing). Docker Hub need not be reachable: every image is built
 # on a local Debian base made once with debootstrap (cached in $HEARTS_BASE_DIR, default
 # /var/cache/hearts-base/bookworm, imported as $HEARTS_BASE_IMAGE, default
-# hearts-base:bookworm); Redis and HAProxy are
-# Debian's packages on it (Dockerfile.redis, Dockerfile.haproxy). Only the Debian mirror and
+# hearts-base:bookworm); Redis, PostgreSQL and HAProxy are Debian's packages on it
+# (Dockerfile.redis, Dockerfile.postgres, Dockerfile.haproxy). Only the Debian mirror and
 # PyPI are used. Prints `name: value` figures; the last line is `moves_lost: N`. Exits non-zero
 # when any step fails, keeping the containers' logs in the printed directory.
 set -euo pipefail
@@ -131,6 +131,7 @@ build_start=$(now)
 build hearts-live:local deploy/Dockerfile \
     pyproject.toml README.md protocol server matchmaker deploy/Dockerfile
 build hearts-redis:local Dockerfile.redis -C deploy Dockerfile.redis
+build hearts-postgres:local Dockerfile.postgres -C deploy Dockerfile.postgres postgres-entrypoint.sh
 build hearts-haproxy:local Dockerfile.haproxy -C deploy Dockerfile.haproxy
 rm -f "$BUILD_LOG"
 figure build_s "$(elapsed "$build_start")"
@@ -141,11 +142,12 @@ figure image_user "$(docker image inspect hearts-live:local --format '{{.Config.
 free_port() { "$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 LB_PORT=$(free_port)
 STATS_PORT=$(free_port)
-export HEARTS_SECRET HEARTS_IMAGE=hearts-live:local REDIS_IMAGE=hearts-redis:local \
-    HAPROXY_IMAGE=hearts-haproxy:local HEARTS_BASE=$BASE_IMAGE \
+export HEARTS_SECRET POSTGRES_PASSWORD HEARTS_IMAGE=hearts-live:local REDIS_IMAGE=hearts-redis:local \
+    POSTGRES_IMAGE=hearts-postgres:local HAPROXY_IMAGE=hearts-haproxy:local HEARTS_BASE=$BASE_IMAGE \
     HEARTS_LISTEN=127.0.0.1:$LB_PORT HEARTS_STATS_LISTEN=127.0.0.1:$STATS_PORT \
     PUBLIC_URL=http://127.0.0.1:$LB_PORT
 HEARTS_SECRET=$("$PYTHON" -c 'import secrets; print(secrets.token_hex(32))')
+POSTGRES_PASSWORD=$("$PYTHON" -c 'import secrets; print(secrets.token_hex(32))')
 compose() { docker-compose -p "$PROJECT" -f deploy/compose.yaml "$@"; }
 LOGS=$(mktemp -d -t hearts-smoke-XXXXXX)
 
@@ -189,6 +191,8 @@ done
 figure nodes_healthy "$healthy/3"
 figure time_to_healthy_s "$(elapsed "$up_start")"
 figure redis_appendonly "$(compose exec -T redis redis-cli config get appendonly | tail -1)"
+# The nodes migrated the store of record at start: its revision, as PostgreSQL has it.
+figure postgres_schema "$(compose exec -T postgres psql -U hearts -d hearts -tAc 'SELECT version_num FROM alembic_version')"
 
 # -- the game, the kill, the Redis restart ---------------------------------------------------
 PYTHONPATH=$ROOT "$PYTHON" deploy/smoke_play.py --url "http://127.0.0.1:$LB_PORT" \

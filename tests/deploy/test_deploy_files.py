@@ -191,35 +191,34 @@ def test_smoke_script_sets_every_compose_variable() -> None:
 def test_docker_compose_accepts_the_file(local: bool, tmp_path: Path) -> None:
     """Debian's docker-compose (1.29, the oldest one the README names) parses and resolves it;
     this needs no engine."""
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "HEARTS_SECRET": "x" * 64}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "HEARTS_SECRET": "x" * 64,
+        "POSTGRES_PASSWORD": "0123abcd" * 8,
+    }
     if local:
         env |= {
             "HEARTS_BASE": "hearts-base:bookworm",
             "HEARTS_IMAGE": "hearts-live:local",
             "REDIS_IMAGE": "hearts-redis:local",
+            "POSTGRES_IMAGE": "hearts-postgres:local",
             "HAPROXY_IMAGE": "hearts-haproxy:local",
             "HEARTS_LISTEN": "127.0.0.1:18000",
         }
-    result = subprocess.run(
-        ["docker-compose", "-p", "hearts-check", "-f", str(DEPLOY / "compose.yaml"), "config"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
+    command = ["docker-compose", "-p", "hearts-check", "-f", str(DEPLOY / "compose.yaml"), "config"]
+    result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60)
     assert result.returncode == 0, result.stderr
-    image = "hearts-redis:local" if local else "redis:7-alpine"
-    assert f"image: {image}" in result.stdout
-    # Without the secret it refuses to start at all, with a sentence saying why.
-    del env["HEARTS_SECRET"]
-    refused = subprocess.run(
-        ["docker-compose", "-p", "hearts-check", "-f", str(DEPLOY / "compose.yaml"), "config"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
-    assert refused.returncode != 0 and "HEARTS_SECRET" in refused.stderr
+    redis = "hearts-redis:local" if local else "redis:7-alpine"
+    postgres = "hearts-postgres:local" if local else "postgres:15"
+    assert f"image: {redis}" in result.stdout and f"image: {postgres}" in result.stdout
+    url = f"postgresql+asyncpg://hearts:{env['POSTGRES_PASSWORD']}@postgres:5432/hearts"
+    assert result.stdout.count(f"HEARTS_DATABASE_URL: {url}") == 3  # one per node
+    # Without either secret it refuses to start at all, with a sentence saying why.
+    for secret in ("HEARTS_SECRET", "POSTGRES_PASSWORD"):
+        without = {k: v for k, v in env.items() if k != secret}
+        refused = subprocess.run(command, capture_output=True, text=True, env=without, timeout=60)
+        assert refused.returncode != 0 and secret in refused.stderr
 
 
 def test_compose_env_names_are_settings(compose: dict[str, Any]) -> None:
@@ -248,6 +247,79 @@ def test_compose_redis_matchmaker_and_balancer(compose: dict[str, Any]) -> None:
     servers = re.findall(r"^\s*server (\S+) (\S+):(\d+)", cfg, re.M)
     assert sorted(host for _, host, _ in servers) == nodes
     assert {port for *_, port in servers} == {"8000"}
+
+
+# -- PostgreSQL ------------------------------------------------------------------------------
+
+
+def _interpolated(value: str) -> str:
+    """A compose value with each ``${NAME...}`` replaced by ``<NAME>``: parseable as a URL."""
+    return re.sub(r"\$\{([A-Z_]+)[^}]*\}", r"<\1>", value)
+
+
+def test_compose_nodes_share_one_postgres(compose: dict[str, Any]) -> None:
+    """Every node has the same HEARTS_DATABASE_URL, naming the postgres service, its user and
+    database, and the password the service is made with; every node waits until it is healthy.
+    The matchmaker needs no database (it finishes no game), so it neither has one nor waits."""
+    services = compose["services"]
+    postgres = services["postgres"]
+    assert postgres["image"] == "${POSTGRES_IMAGE:-postgres:15}"
+    env = postgres["environment"]
+    assert env["POSTGRES_PASSWORD"].startswith("${POSTGRES_PASSWORD:?")
+    # Its data on a named volume, where the image keeps it.
+    volume, mount = postgres["volumes"][0].split(":")[:2]
+    assert mount == "/var/lib/postgresql/data" and volume in compose["volumes"]
+    check = postgres["healthcheck"]["test"]
+    assert check[:2] == ["CMD", "pg_isready"]
+    assert check[check.index("-U") + 1] == env["POSTGRES_USER"]
+    assert check[check.index("-d") + 1] == env["POSTGRES_DB"]
+    assert "ports" not in postgres, "the database is reached over the compose network only"
+    nodes = {name: s for name, s in services.items() if _is_server(s)}
+    urls = {s["environment"]["HEARTS_DATABASE_URL"] for s in nodes.values()}
+    assert len(urls) == 1, "every node must have the same store of record"
+    url = urlparse(_interpolated(urls.pop()))
+    assert url.scheme == "postgresql+asyncpg"
+    assert (url.hostname, url.port) == ("postgres", 5432)
+    assert url.username == env["POSTGRES_USER"] and url.path == "/" + env["POSTGRES_DB"]
+    assert url.password == "<POSTGRES_PASSWORD>"
+    for name, node in nodes.items():
+        assert node["depends_on"]["postgres"] == {"condition": "service_healthy"}, name
+    matchmaker = services["matchmaker"]
+    assert "HEARTS_DATABASE_URL" not in matchmaker["environment"]
+    assert "postgres" not in matchmaker["depends_on"]
+
+
+def test_the_database_url_is_what_the_node_reads() -> None:
+    assert {"HEARTS_DATABASE_URL"} <= SERVER_ENV
+    from server.record.engine import make_engine
+
+    # The compose URL, with a password in its documented form (hex), makes an asyncpg engine.
+    engine = make_engine("postgresql+asyncpg://hearts:" + "ab12" * 16 + "@postgres:5432/hearts")
+    assert engine.dialect.name == "postgresql" and engine.dialect.driver == "asyncpg"
+
+
+def test_local_postgres_image_stands_in_for_the_public_one(compose: dict[str, Any]) -> None:
+    """Dockerfile.postgres: Debian's PostgreSQL 15 (the public image's major version) on the
+    local base, its data where compose mounts the volume, its entry point copied in, not root,
+    pg_isready on PATH for the healthcheck, stopped with SIGINT as the public image is; and
+    smoke.sh builds it with the entry point in its context."""
+    text = (DEPLOY / "Dockerfile.postgres").read_text()
+    assert re.search(r"^ARG BASE=\S+", text, re.M) and re.search(r"^FROM \$\{BASE\}", text, re.M)
+    assert re.search(r"apt-get install -y --no-install-recommends postgresql-15\b", text)
+    assert re.search(r"^USER postgres$", text, re.M)
+    assert re.search(r"^STOPSIGNAL SIGINT$", text, re.M)
+    assert "PATH=/usr/lib/postgresql/15/bin:" in text
+    mount = compose["services"]["postgres"]["volumes"][0].split(":")[1]
+    assert re.search(rf"^VOLUME {mount}$", text, re.M)
+    assert re.search(r"^COPY postgres-entrypoint.sh (\S+)$", text, re.M)
+    assert "ENTRYPOINT [" in text
+    smoke = (DEPLOY / "smoke.sh").read_text()
+    assert re.search(
+        r"^build hearts-postgres:local Dockerfile.postgres -C deploy .*postgres-entrypoint.sh",
+        smoke,
+        re.M,
+    )
+    assert (DEPLOY / "postgres-entrypoint.sh").stat().st_mode & 0o111
 
 
 # -- Redis -----------------------------------------------------------------------------------
@@ -377,7 +449,7 @@ def test_haproxy_routes_a_room_to_one_node_and_moves_only_a_dead_nodes_rooms(
 # -- the local cluster script ----------------------------------------------------------------
 
 
-SCRIPTS = ["local-cluster.sh", "smoke.sh"]
+SCRIPTS = ["local-cluster.sh", "smoke.sh", "postgres-entrypoint.sh"]
 
 
 @pytest.mark.parametrize("name", SCRIPTS)
@@ -526,4 +598,3 @@ def test_the_schema_check_can_fail(
     deployment["spec"]["template"]["spec"]["containers"][0]["readinessProbe"]["httpGett"] = {}
     with pytest.raises(kubernetes_validate.ValidationError):
         kubernetes_validate.validate(deployment, version, strict=True)
-
