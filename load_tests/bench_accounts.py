@@ -4,6 +4,9 @@
     python -m load_tests.bench_accounts --memory     # the in-process store
     python -m load_tests.bench_accounts --redis URL  # an existing Redis (own key prefix)
 
+Sessions and throttles go to that store; account rows to the store of record, a SQLite file in
+a temp folder unless ``--database URL`` names one (postgresql+asyncpg://…).
+
 Prints argon2id hash and verify times (the service's parameters, ``password_hasher()``), the
 time of a whole ``Accounts.log_in`` (throttle checks, one verify, a new session), and session
 checks per second through ``Accounts.verify`` (the store read every WebSocket ``auth`` and
@@ -22,15 +25,21 @@ import argparse
 import asyncio
 import random
 import statistics
+import tempfile
 import time
 import uuid
+from collections.abc import Callable
+from pathlib import Path
 
 from argon2 import PasswordHasher
 
 from load_tests.bench_rules import machine_speed, machine_speed_line
 from load_tests.bench_store import percentile, private_redis
 from protocol.errors import ProtocolError
+from server.accounts.keys import FixedKey
 from server.accounts.service import AccountPolicy, Accounts, Limit, password_hasher
+from server.record.migrate import migrate
+from server.record.store import RecordStore
 from server.store import open_league_store
 from server.store.league import LeagueStore
 
@@ -44,7 +53,19 @@ def timed_ms(fn: object, *args: object, rounds: int) -> list[float]:
     return sorted(out)
 
 
-async def run(store: LeagueStore, args: argparse.Namespace) -> None:
+async def service(
+    records: RecordStore,
+    store: LeagueStore,
+    clock: Callable[[], float],
+    policy: AccountPolicy,
+    hasher: PasswordHasher,
+) -> Accounts:
+    accounts = Accounts(records, store, FixedKey(b"bench-secret"), clock, policy, hasher)
+    await accounts.start()
+    return accounts
+
+
+async def run(records: RecordStore, store: LeagueStore, args: argparse.Namespace) -> None:
     hasher = password_hasher()
     print(
         f"argon2id parameters: time_cost={hasher.time_cost} memory_cost={hasher.memory_cost} KiB "
@@ -65,7 +86,7 @@ async def run(store: LeagueStore, args: argparse.Namespace) -> None:
         signups_per_address=generous,
         guests_per_address=generous,
     )
-    accounts = Accounts(store, b"bench-secret", time.time, policy, hasher)
+    accounts = await service(records, store, time.time, policy, hasher)
     name = f"Bench{uuid.uuid4().hex[:8]}"
     await accounts.sign_up(name, "a password of some length", "127.0.0.1")
     logins = []
@@ -102,11 +123,13 @@ class VirtualClock:
         return self.now
 
 
-async def guessing(store: LeagueStore, hours: float, addresses: int) -> tuple[float, list[float]]:
+async def guessing(
+    records: RecordStore, store: LeagueStore, hours: float, addresses: int
+) -> tuple[float, list[float]]:
     """(the guesser's guesses per hour, the owner's waits in seconds) on a virtual clock."""
     clock = VirtualClock()
     cheap = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
-    accounts = Accounts(store, b"bench-secret", clock, AccountPolicy(), cheap)
+    accounts = await service(records, store, clock, AccountPolicy(), cheap)
     name, password = f"Own{uuid.uuid4().hex[:8]}x", "the owner's password"
     await accounts.sign_up(name, password, "10.255.0.1")
     rng = random.Random(1)
@@ -142,9 +165,11 @@ async def guessing(store: LeagueStore, hours: float, addresses: int) -> tuple[fl
     return guesses / hours, sorted(waits)
 
 
-async def throttle_figures(store: LeagueStore, args: argparse.Namespace) -> None:
+async def throttle_figures(
+    records: RecordStore, store: LeagueStore, args: argparse.Namespace
+) -> None:
     for addresses in (1, args.addresses):
-        per_hour, waits = await guessing(store, args.hours, addresses)
+        per_hour, waits = await guessing(records, store, args.hours, addresses)
         print(
             f"from {addresses} address(es): attacker_guesses_per_hour {per_hour:.0f}; "
             f"owner_login_wait_s median {statistics.median(waits):.2f} max {waits[-1]:.2f} "
@@ -158,18 +183,24 @@ async def throttle_figures(store: LeagueStore, args: argparse.Namespace) -> None
 
 
 async def main_async(args: argparse.Namespace, url: str | None) -> None:
-    store = open_league_store(url, prefix=f"bench-{uuid.uuid4().hex[:6]}")
-    try:
-        await throttle_figures(store, args)
-        await run(store, args)
-    finally:
-        await store.close()
+    with tempfile.TemporaryDirectory(prefix="bench-accounts-") as folder:
+        database = args.database or f"sqlite+aiosqlite:///{Path(folder) / 'record.sqlite3'}"
+        await migrate(database)
+        records = RecordStore.open(database)
+        store = open_league_store(url, prefix=f"bench-{uuid.uuid4().hex[:6]}")
+        try:
+            await throttle_figures(records, store, args)
+            await run(records, store, args)
+        finally:
+            await store.close()
+            await records.close()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--redis", help="an existing Redis URL (default: a private one)")
     parser.add_argument("--memory", action="store_true", help="the in-process store")
+    parser.add_argument("--database", help="the store of record's URL (default: a temp SQLite)")
     parser.add_argument("--hashes", type=int, default=30)
     parser.add_argument("--logins", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=3.0)

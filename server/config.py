@@ -41,7 +41,9 @@ class Settings:
     # redis_wait_ms; 0: Redis's asynchronous replication (see docs/cluster.md).
     redis_wait_replicas: int = 0
     redis_wait_ms: int = 50
-    secret: bytes = b""  # signs guest tokens; every node of a deployment must share it
+    # Signs guest tokens; every node of a deployment must share it. b"": the key kept in the
+    # store of record (made by the first node to start, kept across restarts).
+    secret: bytes = b""
     public_url: str = ""  # base of invite links; default http://HOST:PORT
     node_id: str = field(default_factory=lambda: f"{socket.gethostname()}-{secrets.token_hex(3)}")
     clocks: Clocks = field(default_factory=Clocks)
@@ -68,10 +70,8 @@ class Settings:
     @classmethod
     def from_env(cls) -> Settings:
         env = os.environ
+        # Unset: the node signs with a key kept in the store of record (server/accounts/keys.py).
         secret = env.get("HEARTS_SECRET", "").encode()
-        if not secret:
-            secret = secrets.token_bytes(32)
-            log.warning("HEARTS_SECRET is not set: tokens are signed with a random per-process key")
         host = env.get("HOST", "127.0.0.1")
         port = int(env.get("PORT", "8000"))
         defaults = Clocks()

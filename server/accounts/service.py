@@ -1,7 +1,12 @@
-"""Accounts and sessions: sign up, log in, log out, change a password, claim a guest, verify.
+"""Accounts and sessions: sign up, log in, log out, change a password, claim a guest, verify,
+delete an account.
 
 The thin service between the HTTP routes (``server/http/account_routes.py``), the WebSocket ``auth``
-command and the store (``server/store/accounts.py``). It owns the secrets' handling:
+command and two stores: account rows (name, password hash) live in the store of record
+(``server/record/store.py``, SQL), which outlives everything; sessions, their revocation log and
+the throttles live in the session store (``SessionStore``: the session half of
+``server/store/accounts.py``, Redis in a deployment), whose loss costs a log-in at most. It owns
+the secrets' handling:
 
 - Passwords are hashed with argon2id (argon2-cffi's ``PasswordHasher``) at OWASP's baseline
   parameters (19 MiB, 2 passes, 1 lane: ``password_hasher``), in a worker thread so a hash
@@ -17,16 +22,23 @@ command and the store (``server/store/accounts.py``). It owns the secrets' handl
 - Session tokens are 256 random bits (``secrets``), prefixed ``hs1.``; the store keeps only
   their SHA-256 digest, so a copy of the store gives no working token. A session expires after
   ``session_ttl`` idle seconds; each use renews it (at most once per ``renew_after``, and at
-  least once per quarter of the ttl, so even a short ttl is an idle one). Logging
-  out revokes one session, a new password revokes all; every node checks the store on every
-  ``auth``, so a revoked token is refused at once everywhere, and every node polls the store's
-  revocation log (``watch_revocations``) to close the sockets already open on it.
-- Guests carry signed, expiring itsdangerous tokens (``server/accounts/identity.py``). A guest token
-  whose player has since claimed an account is refused: the account's password guards it now.
-  So is one whose name an account has taken since: names are unique.
-- Throttles (sliding windows in the store, so shared by every node) slow the guesser, not the
-  owner (OWASP's advice against lockout): log-in attempts per (account, address) pair, per
-  address, and per account over a short window, which only a guesser on many addresses can
+  least once per quarter of the ttl, so even a short ttl is an idle one). Logging out revokes
+  one session; a new password, or deleting the account, revokes all. Every node checks the
+  session and the account on every ``auth``, so a revoked token is refused at once everywhere,
+  and every node polls the revocation log (``watch_revocations``) to close the sockets already
+  open on it.
+- Guests carry signed, expiring itsdangerous tokens (``server/accounts/identity.py``), signed
+  with the key ``start`` loads (``server/accounts/keys.py``: ``HEARTS_SECRET``, else a key kept
+  in the store of record, so a restart keeps every guest). A guest token whose player has since
+  claimed an account is refused: the account's password guards it now. So is one whose player
+  deleted that account since, and one whose name an account has taken since: names are unique.
+- Deleting an account (``delete_account``: the password typed again, counted as a log-in)
+  removes it from the store of record at once (``server/record/accounts.py``: the name, the
+  hash, the rating, the devices; finished games keep "a deleted player") and ends every
+  session. The name is free again.
+- Throttles (sliding windows in the session store, so shared by every node) slow the guesser,
+  not the owner (OWASP's advice against lockout): log-in attempts per (account, address) pair,
+  per address, and per account over a short window, which only a guesser on many addresses can
   reach and which delays the owner by seconds, never locks them out; sign-ups and new guests
   per address. An attempt is counted before the password is checked (so parallel guesses
   cannot slip past the count), and a correct password clears its pair's count, so only
@@ -38,23 +50,27 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-import os
 import secrets
 import unicodedata
 import weakref
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
 from functools import cached_property
-from typing import Any
+from typing import Any, Protocol
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
 from protocol.errors import ProtocolError
 from server.accounts.identity import GuestTokens, Identity
+from server.accounts.keys import KeySource
 from server.accounts.names import NameRefused, check_name, name_key
+from server.accounts.policy import AccountPolicy, Limit
 from server.ops.outage_log import OutageLog
-from server.store.accounts import Account, AccountStore
+from server.record.accounts import AccountConflict, NameTaken
+from server.record.store import RecordStore
+from server.store.accounts import Account, Session
+
+__all__ = ["AccountPolicy", "Accounts", "Limit", "SessionStore", "password_hasher"]
 
 log = logging.getLogger(__name__)
 
@@ -65,59 +81,27 @@ MIN_PASSWORD = 8
 MAX_PASSWORD = 256  # argon2 takes any length; this only bounds the work a request can ask for
 
 
-@dataclass(frozen=True, slots=True)
-class Limit:
-    """At most ``count`` attempts in any ``window`` seconds."""
+class SessionStore(Protocol):
+    """What the service uses of the session store: the sessions, revocation log and throttles
+    of ``server/store/accounts.py`` ``AccountStore`` (never its account rows)."""
 
-    count: int
-    window: float
+    async def create_session(
+        self, token_digest: str, player_id: str, *, now: float, ttl: float
+    ) -> None: ...
 
+    async def check_session(
+        self, token_digest: str, *, now: float, ttl: float, renew_after: float
+    ) -> Session | None: ...
 
-def _float(env: Mapping[str, str], name: str, default: float) -> float:
-    raw = env.get(name)
-    return float(raw) if raw not in (None, "") else default
+    async def revoke_session(self, token_digest: str) -> bool: ...
 
+    async def revoke_sessions(self, player_id: str) -> int: ...
 
-def _limit(env: Mapping[str, str], name: str, default: Limit) -> Limit:
-    """``default`` with its count from ``name`` when that is set (the window stays)."""
-    return Limit(int(_float(env, name, default.count)), default.window)
+    async def revocations(self, after: str) -> tuple[str, list[str]]: ...
 
+    async def hit(self, key: str, *, now: float, window: float, limit: int) -> float: ...
 
-@dataclass(frozen=True, slots=True)
-class AccountPolicy:
-    session_ttl: float = 30 * 86400.0  # idle seconds before a session ends
-    renew_after: float = 3600.0  # a session's expiry moves at most this often (or ttl/4)
-    guest_ttl: float = 7 * 86400.0  # a guest token's lifetime
-    # One address guessing one account is held to the pair's limit, which the owner on any
-    # other address never meets; the account's own limit is higher than a pair's, so one
-    # address cannot reach it, and short, so many addresses only slow the owner down.
-    login_per_pair: Limit = Limit(10, 900.0)
-    login_per_address: Limit = Limit(50, 900.0)
-    login_per_account: Limit = Limit(20, 20.0)
-    signups_per_address: Limit = Limit(10, 3600.0)
-    guests_per_address: Limit = Limit(30, 3600.0)
-    trust_proxy: bool = False  # take the client address from X-Forwarded-For (behind a proxy)
-    allowed_origins: tuple[str, ...] = ()  # extra Origins /ws accepts beside the page's own
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> AccountPolicy:
-        env = os.environ if env is None else env
-        d = cls()
-        return cls(
-            session_ttl=_float(env, "HEARTS_SESSION_TTL", d.session_ttl),
-            renew_after=_float(env, "HEARTS_SESSION_RENEW", d.renew_after),
-            guest_ttl=_float(env, "HEARTS_GUEST_TTL", d.guest_ttl),
-            login_per_pair=_limit(env, "HEARTS_LOGIN_LIMIT", d.login_per_pair),
-            login_per_address=_limit(env, "HEARTS_ADDRESS_LIMIT", d.login_per_address),
-            login_per_account=_limit(env, "HEARTS_ACCOUNT_LIMIT", d.login_per_account),
-            signups_per_address=_limit(env, "HEARTS_SIGNUP_LIMIT", d.signups_per_address),
-            guests_per_address=_limit(env, "HEARTS_GUEST_LIMIT", d.guests_per_address),
-            trust_proxy=env.get("HEARTS_TRUST_PROXY", "0") in ("1", "true", "yes"),
-            allowed_origins=tuple(
-                o.strip().rstrip("/") for o in env.get("HEARTS_ALLOWED_ORIGINS", "").split(",")
-                if o.strip()
-            ),
-        )
+    async def clear_hits(self, key: str) -> None: ...
 
 
 def password_hasher() -> PasswordHasher:
@@ -143,23 +127,39 @@ def password_text(raw: object, minimum: int = MIN_PASSWORD) -> str:
 
 
 class Accounts:
+    """See the module docstring. ``start`` must be awaited (it loads the signing key) before
+    anything that reads or makes a guest token."""
+
     def __init__(
         self,
-        store: AccountStore,
-        secret: bytes,
+        records: RecordStore,
+        sessions: SessionStore,
+        key_source: KeySource,
         clock: Callable[[], float],
         policy: AccountPolicy | None = None,
         hasher: PasswordHasher | None = None,
     ) -> None:
-        self.store = store
+        self.records = records
+        self.sessions = sessions
         self.clock = clock
         self.policy = policy or AccountPolicy()
-        self.guests = GuestTokens(secret, self.policy.guest_ttl)
         self.hasher = hasher or password_hasher()
+        self._key_source = key_source
+        self._guests: GuestTokens | None = None
         self._hashing = asyncio.Semaphore(HASHING_AT_ONCE)
         # Open sockets by the digest of the session they authenticated with (weakly: a
         # closed connection simply disappears).
         self._holders: dict[str, weakref.WeakSet[Any]] = {}
+
+    async def start(self) -> None:
+        """Load the key that signs guest tokens (from the store of record unless configured)."""
+        self._guests = GuestTokens(await self._key_source.key(), self.policy.guest_ttl)
+
+    @property
+    def guests(self) -> GuestTokens:
+        if self._guests is None:
+            raise RuntimeError("Accounts.start() loads the signing key first")
+        return self._guests
 
     # -- passwords (in a thread: argon2id is deliberately slow) -------------------------------
 
@@ -189,10 +189,15 @@ class Accounts:
         """A hash to verify against when the name is unknown (equal timing)."""
         return self.hasher.hash(secrets.token_urlsafe(16))
 
+    async def _set_password(self, player_id: str, password: str) -> None:
+        """Store a new hash, then end every session of the account (a thief's too)."""
+        await self.records.set_password(player_id, await self._hash(password))
+        await self.sessions.revoke_sessions(player_id)
+
     # -- throttles ----------------------------------------------------------------------------
 
     async def _throttle(self, key: str, limit: Limit) -> None:
-        wait = await self.store.hit(
+        wait = await self.sessions.hit(
             key, now=self.clock(), window=limit.window, limit=limit.count
         )
         if wait > 0:
@@ -208,17 +213,29 @@ class Accounts:
         await self._throttle(f"login-pair:{key}:{address}", self.policy.login_per_pair)
         await self._throttle(f"login-account:{key}", self.policy.login_per_account)
 
+    async def _check_password(self, account: Account, raw: object, address: str) -> None:
+        """The account's password, typed again (a new password, deleting the account), counted
+        as a log-in: a stolen session must not become a way round the log-in throttles."""
+        if not isinstance(raw, str):
+            raise ProtocolError("wrong_credentials")
+        typed = password_text(raw, minimum=0)
+        await self._login_throttles(account.name_key, address)
+        if await self._opens(account.password_hash, raw, typed) is None:
+            raise ProtocolError("wrong_credentials")
+        await self.sessions.clear_hits(f"login-pair:{account.name_key}:{address}")
+
     # -- sessions -----------------------------------------------------------------------------
 
     async def _new_session(self, player_id: str) -> str:
         token = SESSION_PREFIX + secrets.token_urlsafe(32)
-        await self.store.create_session(
+        await self.sessions.create_session(
             token_digest(token), player_id, now=self.clock(), ttl=self.policy.session_ttl
         )
         return token
 
     async def verify(self, token: str, holder: object | None = None) -> Identity | None:
-        """The identity a token stands for now, or None (forged, expired, revoked, claimed).
+        """The identity a token stands for now, or None (forged, expired, revoked, claimed,
+        deleted).
 
         ``holder`` (a connection) is remembered with a session token, so that
         ``watch_revocations`` can close it when that session is revoked.
@@ -227,7 +244,7 @@ class Accounts:
             return None
         if token.startswith(SESSION_PREFIX):
             digest = token_digest(token)
-            session = await self.store.check_session(
+            session = await self.sessions.check_session(
                 digest,
                 now=self.clock(),
                 ttl=self.policy.session_ttl,
@@ -235,29 +252,27 @@ class Accounts:
             )
             if session is None:
                 return None
-            account = await self.store.account(session.player_id)
+            account = await self.records.account(session.player_id)
             if account is None:
                 return None
             if holder is not None:
                 self._holders.setdefault(digest, weakref.WeakSet()).add(holder)
             return Identity(account.player_id, account.name, account=True)
         guest = self.guests.verify(token)
-        if guest is None or await self.store.account(guest.player) is not None:
-            return None
-        # Names are unique: once an account holds this guest's name, the token is refused
-        # and the client asks its player for another name (as for any refused guest token).
-        if await self.store.account_by_name(name_key(guest.name)) is not None:
+        # Claimed or deleted since, or its name is an account's now (names are unique: the
+        # client asks its player for another name, as for any refused guest token).
+        if guest is None or await self.records.taken(guest.player, name_key(guest.name)):
             return None
         return guest
 
     async def watch_revocations(self, close: Callable[[Any], Awaitable[None]]) -> None:
         """Forever: ``close(holder)`` for every open socket whose session was revoked, on
-        whichever node the log-out or new password happened."""
+        whichever node the log-out, new password or deletion happened."""
         position = ""
         outage = OutageLog(log, "polling the session revocation log")
         while True:
             try:
-                position, digests = await self.store.revocations(position)
+                position, digests = await self.sessions.revocations(position)
                 for digest in digests:
                     for holder in list(self._holders.pop(digest, ())):
                         await close(holder)
@@ -274,7 +289,7 @@ class Accounts:
     async def new_guest(self, raw_name: object, address: str) -> tuple[Identity, str]:
         name, key = self._name(raw_name)
         await self._throttle(f"guest:{address}", self.policy.guests_per_address)
-        if await self.store.account_by_name(key) is not None:
+        if await self.records.account_by_name(key) is not None:
             raise ProtocolError("name_taken", "An account has that name; pick another.")
         return self.guests.new_guest(name)
 
@@ -286,17 +301,24 @@ class Accounts:
         name, key = self._name(raw_name)
         password = password_text(raw_password)
         player_id = "a_" + secrets.token_urlsafe(12)
+        claimed = bool(guest_token)
         if guest_token:
             guest = self.guests.verify(guest_token)
-            if guest is None or await self.store.account(guest.player) is not None:
+            if guest is None or await self.records.taken(guest.player):
                 raise ProtocolError("bad_token", "That guest token is not valid any more.")
             player_id = guest.player
         await self._throttle(f"signup:{address}", self.policy.signups_per_address)
-        if await self.store.account_by_name(key) is not None:
+        if await self.records.account_by_name(key) is not None:
             raise ProtocolError("name_taken", "That name is taken; pick another.")
         account = Account(player_id, name, key, await self._hash(password), self.clock())
-        if not await self.store.create_account(account):
-            raise ProtocolError("name_taken", "That name is taken; pick another.")
+        try:
+            await self.records.create_account(account, claimed_guest=claimed)
+        except NameTaken:
+            raise ProtocolError("name_taken", "That name is taken; pick another.") from None
+        except AccountConflict:  # the guest's id claimed (or deleted) meanwhile
+            if not claimed:
+                raise
+            raise ProtocolError("bad_token", "That guest token is not valid any more.") from None
         return Identity(player_id, name, account=True), await self._new_session(player_id)
 
     async def log_in(
@@ -307,18 +329,18 @@ class Accounts:
         password = password_text(raw_password, minimum=0)  # over-long: refused, not a guess
         key = name_key(raw_name[:64])
         await self._login_throttles(key, address)
-        account = await self.store.account_by_name(key) if key else None
+        account = await self.records.account_by_name(key) if key else None
         if account is None:
             await self._opens(self._decoy, raw_password, password)
             raise ProtocolError("wrong_credentials")
         opened = await self._opens(account.password_hash, raw_password, password)
         if opened is None:
             raise ProtocolError("wrong_credentials")
-        await self.store.clear_hits(f"login-pair:{key}:{address}")
+        await self.sessions.clear_hits(f"login-pair:{key}:{address}")
         if opened != password or self.hasher.check_needs_rehash(account.password_hash):
             # Made from the unnormalised text, or with parameters raised since: upgrade it
             # (this also ends the account's other sessions, as any password write does).
-            await self.store.set_password(account.player_id, await self._hash(password))
+            await self._set_password(account.player_id, password)
         return Identity(account.player_id, account.name, account=True), await self._new_session(
             account.player_id
         )
@@ -326,27 +348,40 @@ class Accounts:
     async def log_out(self, token: str) -> bool:
         if not token.startswith(SESSION_PREFIX):
             return False
-        return await self.store.revoke_session(token_digest(token))
+        return await self.sessions.revoke_session(token_digest(token))
+
+    async def _signed_in_account(self, token: str, doing: str) -> Account:
+        """The account a session token stands for now; ``bad_token`` for a guest or nobody."""
+        identity = await self.verify(token)
+        account = None
+        if identity is not None and identity.account:
+            account = await self.records.account(identity.player)
+        if account is None:
+            raise ProtocolError("bad_token", f"Log in to {doing}.")
+        return account
 
     async def change_password(
         self, token: str, raw_old: object, raw_new: object, address: str
     ) -> tuple[Identity, str]:
         """Every session of the account ends (a thief's too); the caller gets a new one."""
-        identity = await self.verify(token)
-        if identity is None or not identity.account:
-            raise ProtocolError("bad_token", "Log in to change your password.")
+        account = await self._signed_in_account(token, "change your password")
         new = password_text(raw_new)
-        account = await self.store.account(identity.player)
-        if account is None or not isinstance(raw_old, str):
-            raise ProtocolError("wrong_credentials")
-        old = password_text(raw_old, minimum=0)
-        # A stolen session must not become a way round the log-in throttles.
-        await self._login_throttles(account.name_key, address)
-        if await self._opens(account.password_hash, raw_old, old) is None:
-            raise ProtocolError("wrong_credentials")
-        await self.store.clear_hits(f"login-pair:{account.name_key}:{address}")
-        await self.store.set_password(account.player_id, await self._hash(new))
+        await self._check_password(account, raw_old, address)
+        await self._set_password(account.player_id, new)
+        identity = Identity(account.player_id, account.name, account=True)
         return identity, await self._new_session(account.player_id)
+
+    async def delete_account(self, token: str, raw_password: object, address: str) -> Identity:
+        """Delete the signed-in account for good, the password typed again: its row, name,
+        rating and devices go from the store of record (finished games keep "a deleted
+        player"), then every session ends, and the sockets open on them close. Returns who it
+        was."""
+        account = await self._signed_in_account(token, "delete your account")
+        await self._check_password(account, raw_password, address)
+        # The row first: from here no log-in or session opens it, even if revoking fails.
+        await self.records.delete_account(account.player_id)
+        await self.sessions.revoke_sessions(account.player_id)
+        return Identity(account.player_id, account.name, account=True)
 
     @staticmethod
     def _name(raw: object) -> tuple[str, str]:

@@ -1,4 +1,5 @@
-"""The HTTP side of identity: guests, sign up, log in, log out, a new password, who am I.
+"""The HTTP side of identity: guests, sign up, log in, log out, a new password, who am I, and
+deleting an account.
 
 Tokens travel in the JSON answer and come back as ``Authorization: Bearer TOKEN`` (never in a
 cookie), so a page of another site cannot ride a player's session; ``/ws`` still checks the
@@ -73,6 +74,8 @@ def account_routes(accounts: Accounts, league: LeagueStore) -> list[Route]:
             )
         except ProtocolError as e:
             return refused(e)
+        # The league store's copy of the shown name, for the ladder it still serves (in the
+        # store of record the ladder reads the account's name; this goes when the ladder has).
         await league.set_name(identity.player, identity.name)
         return signed_in(identity, token, policy.session_ttl)
 
@@ -100,6 +103,17 @@ def account_routes(accounts: Accounts, league: LeagueStore) -> list[Route]:
             return refused(e)
         return signed_in(identity, token, policy.session_ttl)
 
+    async def delete_account(request: Request) -> Response:
+        try:
+            data = await read_json(request)
+            gone = await accounts.delete_account(
+                bearer_token(request), data.get("password"), address(request)
+            )
+        except ProtocolError as e:
+            return refused(e)
+        await league.set_name(gone.player, "")  # nor may the league store's copy show it
+        return JSONResponse({"deleted": True}, headers={"cache-control": "no-store"})
+
     async def me(request: Request) -> Response:
         identity = await accounts.verify(bearer_token(request))
         if identity is None:
@@ -115,5 +129,6 @@ def account_routes(accounts: Accounts, league: LeagueStore) -> list[Route]:
         Route("/api/login", log_in, methods=["POST"]),
         Route("/api/logout", log_out, methods=["POST"]),
         Route("/api/password", password, methods=["POST"]),
+        Route("/api/account/delete", delete_account, methods=["POST"]),
         Route("/api/me", me),
     ]

@@ -7,8 +7,9 @@ removes the name, the hash, the rating, its history and the player's push subscr
 (``games.forget_player``), so nobody else's record changes; the ladder drops them with the
 rating. The player's id is kept, alone, in ``deleted_players``, so a game of theirs that
 finishes after the deletion is archived with "a deleted player" in their seat and no rating
-under their id (``deleted_among``, which ``store.archive_game`` runs). Sessions live in Redis
-and are revoked by the caller (docs/architecture.md, "The store of record").
+under their id (``deleted_among``, which ``store.archive_game`` runs), and it never gets an
+account again (``PlayerDeleted``: a guest token it still carries cannot claim one). Sessions
+live in the session store and are revoked by the caller (``server/accounts/service.py``).
 """
 
 from __future__ import annotations
@@ -47,6 +48,11 @@ class AccountExists(AccountConflict):
     """This player id already has an account."""
 
 
+class PlayerDeleted(AccountConflict):
+    """This player id deleted its account: it is never given an account again (a guest token
+    it carried cannot claim one, and its later games stay "a deleted player")."""
+
+
 def check_account(account: Account) -> None:
     text(account.player_id, "account.player_id")
     text(account.name, "account.name", MAX_NAME)
@@ -73,9 +79,11 @@ _COLUMNS = (
 async def insert_account(
     connection: AsyncConnection, account: Account, claimed_guest: bool
 ) -> None:
-    """Create the account, or raise ``NameTaken``/``AccountExists`` writing nothing. A guest's
-    rating goes on the ladder at once if it has played enough."""
+    """Create the account, or raise ``NameTaken``/``AccountExists``/``PlayerDeleted``
+    writing nothing. A guest's rating goes on the ladder at once if it has played enough."""
     check_account(account)
+    if await _was_deleted(connection, account.player_id):
+        raise PlayerDeleted(f"player {account.player_id} deleted its account")
     statement = insert_or_skip(connection, accounts).values(
         player_id=account.player_id,
         name=account.name,
@@ -100,6 +108,26 @@ async def read_account(connection: AsyncConnection, player_id: str) -> Account |
 async def account_named(connection: AsyncConnection, name_key: str) -> Account | None:
     query = sa.select(*_COLUMNS).where(accounts.c.name_key == name_key)
     return _account((await connection.execute(query)).first())
+
+
+async def taken(connection: AsyncConnection, player_id: str, name_key: str | None) -> bool:
+    """Whether the player id has or had an account (deleted since), or, given a name key, an
+    account holds that name: what a guest token's identity must not be. One statement."""
+    held = accounts.c.player_id == player_id
+    if name_key is not None:
+        held = sa.or_(held, accounts.c.name_key == name_key)
+    query = sa.select(
+        sa.or_(
+            sa.exists().where(held),
+            sa.exists().where(deleted_players.c.player_id == player_id),
+        )
+    )
+    return bool(await connection.scalar(query))
+
+
+async def _was_deleted(connection: AsyncConnection, player_id: str) -> bool:
+    query = sa.select(deleted_players.c.player_id).where(deleted_players.c.player_id == player_id)
+    return (await connection.execute(query)).first() is not None
 
 
 async def change_password(connection: AsyncConnection, player_id: str, password_hash: str) -> bool:

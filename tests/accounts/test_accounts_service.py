@@ -1,42 +1,24 @@
-"""The accounts service (``server.accounts.service``) on each store backend, on its own clock.
-
-Argon2id runs at its lowest cost here: these tests are about sessions, throttles, names and
-passwords, not the hash's strength.
-"""
+"""The accounts service (``server.accounts.service``) on a real store of record (SQLite and
+PostgreSQL) and the in-process session store, on its own clock (``conftest.py``)."""
 
 from __future__ import annotations
 
 import unicodedata
 
 import pytest
-from argon2 import PasswordHasher
 
 from protocol.errors import ProtocolError
 from server.accounts.service import MAX_PASSWORD, AccountPolicy, Accounts
-from server.store.league import LeagueStore
+from server.record.store import RecordStore
+from tests.accounts.conftest import Clock, MakeService
 
 PASSWORD = "a fine password"
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def cheap_hasher() -> PasswordHasher:
-    return PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
-
-
-def service(league: LeagueStore, clock: Clock, policy: AccountPolicy | None = None) -> Accounts:
-    return Accounts(league, b"test-secret", clock, policy or AccountPolicy(), cheap_hasher())
-
-
-async def test_a_session_used_every_0_8_s_with_a_4_s_ttl_lives_on(league: LeagueStore) -> None:
-    clock = Clock()
-    accounts = service(league, clock, AccountPolicy(session_ttl=4.0))  # renew_after: 1 h
+async def test_a_session_used_every_0_8_s_with_a_4_s_ttl_lives_on(
+    make_service: MakeService, clock: Clock
+) -> None:
+    accounts = await make_service(AccountPolicy(session_ttl=4.0))  # renew_after: 1 h
     _, token = await accounts.sign_up("Ann", PASSWORD, "10.0.0.1")
     for k in range(150):  # two minutes
         clock.now += 0.8
@@ -54,9 +36,10 @@ async def wrong_then_right(accounts: Accounts, name: str, address: str) -> str:
         return e.code
 
 
-async def test_a_guesser_at_its_limit_does_not_lock_the_owner_out(league: LeagueStore) -> None:
-    clock = Clock()
-    accounts = service(league, clock)
+async def test_a_guesser_at_its_limit_does_not_lock_the_owner_out(
+    make_service: MakeService, clock: Clock
+) -> None:
+    accounts = await make_service()
     await accounts.sign_up("Ann", PASSWORD, "10.0.0.1")
     # One address guesses as fast as it is let, for twenty minutes; every 61 s, the owner
     # logs in from an address of its own, first try.
@@ -75,9 +58,10 @@ async def test_a_guesser_at_its_limit_does_not_lock_the_owner_out(league: League
     assert await wrong_then_right(accounts, "Ann", "198.51.100.7") == "too_many_attempts"
 
 
-async def test_many_addresses_are_slowed_per_account_for_seconds(league: LeagueStore) -> None:
-    clock = Clock()
-    accounts = service(league, clock)
+async def test_many_addresses_are_slowed_per_account_for_seconds(
+    make_service: MakeService, clock: Clock
+) -> None:
+    accounts = await make_service()
     await accounts.sign_up("Bea", PASSWORD, "10.0.0.1")
     limit = accounts.policy.login_per_account
     assert limit.window <= 30 and limit.count > accounts.policy.login_per_pair.count
@@ -94,10 +78,9 @@ async def test_many_addresses_are_slowed_per_account_for_seconds(league: LeagueS
 
 
 async def test_a_guest_whose_name_an_account_takes_is_asked_for_another(
-    league: LeagueStore,
+    make_service: MakeService,
 ) -> None:
-    clock = Clock()
-    accounts = service(league, clock)
+    accounts = await make_service()
     early, early_token = await accounts.new_guest("Cara", "10.0.0.2")
     _, other_token = await accounts.new_guest("Dina", "10.0.0.3")
     assert await accounts.verify(early_token) == early
@@ -112,9 +95,8 @@ def nfd(text: str) -> str:
     return unicodedata.normalize("NFD", text)
 
 
-async def test_a_password_is_the_same_in_any_unicode_form(league: LeagueStore) -> None:
-    clock = Clock()
-    accounts = service(league, clock)
+async def test_a_password_is_the_same_in_any_unicode_form(make_service: MakeService) -> None:
+    accounts = await make_service()
     typed = "Zoë’s café passphrase"
     assert nfd(typed) != typed
     await accounts.sign_up("Zoe", typed, "10.0.0.5")
@@ -124,9 +106,8 @@ async def test_a_password_is_the_same_in_any_unicode_form(league: LeagueStore) -
     assert await accounts.log_in("Zoe", "XII fine wide", "10.0.0.5")  # NFKC: compatibility forms
 
 
-async def test_an_over_long_password_is_refused_not_cut(league: LeagueStore) -> None:
-    clock = Clock()
-    accounts = service(league, clock)
+async def test_an_over_long_password_is_refused_not_cut(make_service: MakeService) -> None:
+    accounts = await make_service()
     whole = "p" * MAX_PASSWORD
     await accounts.sign_up("Lena", whole, "10.0.0.6")
     for longer in (whole + "tail", whole + "p"):
@@ -140,16 +121,15 @@ async def test_an_over_long_password_is_refused_not_cut(league: LeagueStore) -> 
 
 
 async def test_a_hash_of_an_unnormalised_password_still_opens_and_is_upgraded(
-    league: LeagueStore,
+    make_service: MakeService, record_store: RecordStore
 ) -> None:
-    clock = Clock()
-    accounts = service(league, clock)
+    accounts = await make_service()
     typed = nfd("Zoë’s café passphrase")  # as a browser sent it before passwords were normalised
     made, _ = await accounts.sign_up("Old", "placeholder pw", "10.0.0.7")
-    await league.set_password(made.player, accounts.hasher.hash(typed))
-    before = await league.account(made.player)
+    await record_store.set_password(made.player, accounts.hasher.hash(typed))
+    before = await record_store.account(made.player)
     assert await accounts.log_in("Old", typed, "10.0.0.7")  # the raw form, tried once
-    after = await league.account(made.player)
+    after = await record_store.account(made.player)
     assert before is not None and after is not None
     assert after.password_hash != before.password_hash  # rehashed from the normalised form
     assert accounts.hasher.verify(after.password_hash, unicodedata.normalize("NFKC", typed))
