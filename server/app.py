@@ -91,7 +91,7 @@ class Node:
             on_commit=alarm.committed,
             on_events=self.hub.committed,
             on_unknown=self.hub.outcome_unknown,
-            archive=Archiver(self.record, self.store).archive,
+            archive=Archiver(self.record, self.store, clock).archive,
         )
         self.scheduler = Scheduler(self.rooms, alarm, settings.outage_after)
         self.presence = Presence(self.id, self.rooms, self.hub, settings.node_ttl)

@@ -31,7 +31,7 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -48,6 +48,7 @@ from server.league.rated_games import (
     rate_participants,
     rating_value,
 )
+from server.ops import metrics
 from server.ops.outage_log import OutageLog
 from server.record.records import GameRecord, RatingChange, RecordError
 from server.record.store import ArchiveResult, RecordStore
@@ -202,9 +203,12 @@ def seat_changes(
 class Archiver:
     """Takes a room's finished games into the store of record (see the module docstring)."""
 
-    def __init__(self, records: RecordStore, rooms: RoomStore) -> None:
+    def __init__(
+        self, records: RecordStore, rooms: RoomStore, clock: Callable[[], float] = time.time
+    ) -> None:
         self.records = records
         self.rooms = rooms
+        self.clock = clock  # the nodes' shared clock, which the game's finish was taken on
         self.outage = OutageLog(log, "the store of record (finished games wait in their rooms)")
         self._last_attempt = 0.0
 
@@ -240,7 +244,7 @@ class Archiver:
             log.error("game %s of room %s cannot be archived", game_id, room_id, exc_info=True)
             return ArchivedGame(game_id)
         if not record.rated:
-            await self.records.archive_game(record)
+            self._kept(record, await self.records.archive_game(record))
             return ArchivedGame(game_id)
         game = rated_game(record)
         for attempt in range(MAX_ATTEMPTS):
@@ -248,8 +252,13 @@ class Archiver:
             rated, changes = rating_changes(record, before)
             result = await self.records.archive_game(rated, changes)
             if result is not ArchiveResult.CONFLICT:
+                self._kept(record, result)
                 kept = await self.records.rating_changes(game_id, game.humans, record.finished_at)
                 return ArchivedGame(game_id, seat_changes(record, kept))
             # Another game of a participant landed first: re-read, recompute, not in lockstep.
             await asyncio.sleep(random.uniform(0, 0.002 * (attempt + 1)))
         return None
+
+    def _kept(self, record: GameRecord, result: ArchiveResult) -> None:
+        if result is ArchiveResult.ARCHIVED:
+            metrics.ARCHIVE_LAG.observe(max(0.0, self.clock() - record.finished_at))

@@ -73,6 +73,12 @@ GC_PAUSES = Histogram(
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0),
     registry=REGISTRY,
 )
+ARCHIVE_LAG = Histogram(
+    "hearts_archive_lag_seconds",
+    "From a game's last commit to its row in the store of record (server/league/archiving.py)",
+    buckets=(0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 300.0),
+    registry=REGISTRY,
+)
 FRAMES_OUT = Tally("hearts_frames_sent", "Frames written to clients")
 REGISTRY.register(TallyCollector([COMMITS, STORE_CALLS, FRAMES_OUT], [COMMANDS]))
 
