@@ -13,6 +13,7 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
 import threading
 import time
 import urllib.request
@@ -498,10 +499,26 @@ def _container(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def _env_names(container: dict[str, Any], k8s: dict[tuple[str, str], Any]) -> set[str]:
-    names = {e["name"] for e in container.get("env", [])}
+    """The settings a container is given: its env and its ConfigMaps' keys, less the variables
+    that are there only to be interpolated into another one's value (``$(NAME)``)."""
+    env = container.get("env", [])
+    names = {e["name"] for e in env}
     for source in container.get("envFrom", []):
         names |= set(k8s[("ConfigMap", source["configMapRef"]["name"])]["data"])
-    return names
+    values = " ".join(str(e.get("value", "")) for e in env)
+    return {name for name in names if f"$({name})" not in values}
+
+
+def _interpolate(env: list[dict[str, Any]], name: str, known: dict[str, str]) -> str:
+    """``name``'s value as the kubelet makes it: each ``$(VAR)`` replaced by ``known[VAR]``,
+    which must be defined earlier in the list (later ones are left as written, silently)."""
+    order = [e["name"] for e in env]
+    entry = next(e for e in env if e["name"] == name)
+    value = str(entry["value"])
+    for var in re.findall(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)", value):
+        assert var in order[: order.index(name)], f"$({var}) is used before it is defined"
+        value = value.replace(f"$({var})", known[var])
+    return value
 
 
 def test_k8s_server_deployment(k8s: dict[tuple[str, str], dict[str, Any]]) -> None:
@@ -567,6 +584,119 @@ def test_k8s_matchmaker(k8s: dict[tuple[str, str], dict[str, Any]]) -> None:
     names = _env_names(container, k8s)
     assert names <= MATCHMAKER_ENV, f"unknown settings {names - MATCHMAKER_ENV}"
     assert "REDIS_URL" in names
+    # It finishes no game, so it never writes to the store of record.
+    assert "HEARTS_DATABASE_URL" not in names
+
+
+def _secret_ref(entry: dict[str, Any]) -> tuple[str, str]:
+    ref = entry["valueFrom"]["secretKeyRef"]
+    return ref["name"], ref["key"]
+
+
+def test_k8s_postgres(k8s: dict[tuple[str, str], dict[str, Any]]) -> None:
+    """A PostgreSQL StatefulSet with its data on a PersistentVolumeClaim, its password from the
+    Secret, a readiness probe that asks PostgreSQL itself; a Service in front of it."""
+    statefulset = k8s[("StatefulSet", "postgres")]
+    assert statefulset["spec"]["replicas"] == 1
+    postgres = _container(statefulset)
+    assert postgres["image"] == "postgres:15"
+    claims = {c["metadata"]["name"]: c for c in statefulset["spec"]["volumeClaimTemplates"]}
+    mounts = {m["name"]: m["mountPath"] for m in postgres["volumeMounts"]}
+    assert mounts["data"] == "/var/lib/postgresql/data" and "data" in claims
+    assert claims["data"]["spec"]["accessModes"] == ["ReadWriteOnce"]
+    assert claims["data"]["spec"]["resources"]["requests"]["storage"]
+    env = {e["name"]: e for e in postgres["env"]}
+    # PGDATA inside the volume (not its root, which may hold lost+found).
+    assert env["PGDATA"]["value"].startswith(mounts["data"] + "/")
+    secret_name, key = _secret_ref(env["POSTGRES_PASSWORD"])
+    assert key in k8s[("Secret", secret_name)]["stringData"]
+    assert postgres["readinessProbe"]["exec"]["command"][0] == "pg_isready"
+    assert postgres["lifecycle"]["preStop"]["exec"]["command"][:2] == ["pg_ctl", "stop"]
+    service = k8s[("Service", "postgres")]
+    pod_labels = statefulset["spec"]["template"]["metadata"]["labels"]
+    assert service["spec"]["selector"].items() <= pod_labels.items()
+    assert statefulset["spec"]["serviceName"] == "postgres"
+    assert [p["port"] for p in service["spec"]["ports"]] == [5432]
+
+
+def test_k8s_nodes_reach_postgres_with_the_secrets_password(
+    k8s: dict[tuple[str, str], dict[str, Any]],
+) -> None:
+    """Every node Deployment has HEARTS_DATABASE_URL, built from the Secret's password by
+    interpolation, so no ConfigMap holds it; the URL names the postgres Service, its port, and
+    the user and database the StatefulSet makes. The init container that waits for the
+    database reads the same URL."""
+    postgres_env = {e["name"]: e for e in _container(k8s[("StatefulSet", "postgres")])["env"]}
+    for (kind, _name), obj in k8s.items():
+        if kind == "ConfigMap":
+            assert "HEARTS_DATABASE_URL" not in obj["data"]
+            assert not any("PASSWORD" in key for key in obj["data"])
+    nodes = [
+        obj
+        for (kind, _name), obj in k8s.items()
+        if kind == "Deployment" and "command" not in _container(obj)
+    ]
+    assert nodes, "no server Deployment found"
+    for deployment in nodes:
+        server = _container(deployment)
+        assert "HEARTS_DATABASE_URL" in _env_names(server, k8s)
+        env = {e["name"]: e for e in server["env"]}
+        assert _secret_ref(env["POSTGRES_PASSWORD"]) == _secret_ref(
+            postgres_env["POSTGRES_PASSWORD"]
+        )
+        url = urlparse(
+            _interpolate(server["env"], "HEARTS_DATABASE_URL", {"POSTGRES_PASSWORD": "pw"})
+        )
+        assert url.scheme == "postgresql+asyncpg" and url.password == "pw"
+        service = k8s[("Service", url.hostname)]
+        assert url.port == service["spec"]["ports"][0]["port"]
+        assert url.username == postgres_env["POSTGRES_USER"]["value"]
+        assert url.path == "/" + postgres_env["POSTGRES_DB"]["value"]
+        # The wait for the database reads the very same URL.
+        (init,) = deployment["spec"]["template"]["spec"]["initContainers"]
+        database_env = [
+            e for e in server["env"] if e["name"] in ("POSTGRES_PASSWORD", "HEARTS_DATABASE_URL")
+        ]
+        assert init["env"] == database_env
+        assert init["image"] == server["image"] and "HEARTS_DATABASE_URL" in init["command"][-1]
+
+
+def test_the_wait_for_the_database_waits_and_then_goes_on(
+    k8s: dict[tuple[str, str], dict[str, Any]], tmp_path: Path
+) -> None:
+    """The init container's script, run here: it waits while nothing listens at the URL's host
+    and port, and ends once something does."""
+    (init,) = k8s[("Deployment", "hearts-server")]["spec"]["template"]["spec"]["initContainers"]
+    assert init["command"][:2] == ["python", "-c"]
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    url = f"postgresql+asyncpg://hearts:$(POSTGRES_PASSWORD)@127.0.0.1:{port}/hearts"
+    waiting = subprocess.Popen(
+        [sys.executable, "-c", init["command"][2]],
+        env={"HEARTS_DATABASE_URL": url, "PATH": "/usr/bin:/bin"},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        time.sleep(1.5)
+        assert waiting.poll() is None, "it went on while nothing listened"
+        listener.listen()
+        assert waiting.wait(timeout=10) == 0
+        assert waiting.stdout is not None and "waiting for 127.0.0.1" in waiting.stdout.read()
+    finally:
+        waiting.kill()
+        listener.close()
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
+def test_the_k8s_base_builds_with_postgres(yaml: Any) -> None:
+    built = subprocess.run(
+        ["kubectl", "kustomize", str(K8S)], capture_output=True, text=True, timeout=60
+    )
+    assert built.returncode == 0, built.stderr
+    objects = {(d["kind"], d["metadata"]["name"]) for d in yaml.safe_load_all(built.stdout)}
+    assert {("StatefulSet", "postgres"), ("Service", "postgres")} <= objects
 
 
 @pytest.fixture(scope="module")

@@ -83,6 +83,14 @@ def test_compose_cluster_override(yaml: Any) -> None:
         seeds = env["REDIS_CLUSTER_URL"].removeprefix("redis://").split(",")
         assert {s.split(":")[0] for s in seeds} == set(redis_nodes)
         assert "redis-cluster-init" in services[name]["depends_on"]
+        # The override replaces depends_on: a node must still wait for PostgreSQL, and keeps the
+        # base's HEARTS_DATABASE_URL (environment maps merge); the matchmaker needs neither.
+        if name.startswith("node"):
+            assert services[name]["depends_on"]["postgres"] == {"condition": "service_healthy"}
+            assert "HEARTS_DATABASE_URL" in base[name]["environment"]
+            assert "HEARTS_DATABASE_URL" not in env  # not replaced by the override
+        else:
+            assert "postgres" not in services[name]["depends_on"]
 
 
 def test_the_k8s_cluster_config_is_a_copy_of_redis_cluster_conf(yaml: Any) -> None:
@@ -108,6 +116,15 @@ def test_the_k8s_cluster_overlay_builds(yaml: Any) -> None:
     objects = {(d["kind"], d["metadata"]["name"]) for d in yaml.safe_load_all(built.stdout)}
     assert ("StatefulSet", "redis-cluster") in objects and ("Job", "redis-cluster-init") in objects
     assert ("StatefulSet", "redis") not in objects, "the single Redis must be left out"
+    # The store of record is the base's, unchanged: the same PostgreSQL on a Redis Cluster.
+    assert {("StatefulSet", "postgres"), ("Service", "postgres")} <= objects
+    server = next(
+        d
+        for d in yaml.safe_load_all(built.stdout)
+        if (d["kind"], d["metadata"]["name"]) == ("Deployment", "hearts-server")
+    )
+    env = {e["name"] for e in server["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert "HEARTS_DATABASE_URL" in env
     config = next(
         d for d in yaml.safe_load_all(built.stdout) if d["metadata"]["name"] == "hearts-config"
     )
