@@ -325,8 +325,9 @@ export function applyEvent(m, ev, serverNow) {
       break;
     }
     case "ratings":
-      // A rated game's result: each seat's rating before and after, and the change.
-      m.ratings = ev.seats || null;
+      // A rated game's result: each seat's rating before and after, and the change. It comes
+      // once the store of record keeps the game, which may be after a rematch began.
+      if (!ev.game || ev.game === m.gameId) m.ratings = ev.seats || null;
       break;
     case "game_over":
       m.status = "finished";
