@@ -11,7 +11,8 @@ import tempfile
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
 
 import asyncpg
 import pytest
@@ -24,10 +25,12 @@ from server.store.league import LeagueStore
 from server.store.memory.league import MemoryLeagueStore
 from server.store.redis.league import RedisLeagueStore
 from server.store.redis.rooms import RedisRoomStore
+from server.store.sqlite import open_room_store
 from tests.support.postgres import LocalPostgres
 from tests.support.redis_cluster import LocalCluster
 
 TEST_PREFIX = "hearts-test"
+Kept = TypeVar("Kept", RoomStore, LeagueStore)
 
 
 def _free_port() -> int:
@@ -170,7 +173,7 @@ class BackendFactory:
         self.redis_url = redis_url
         self._made: list[Any] = []
 
-    def _keep(self, store: Any) -> Any:
+    def _keep(self, store: Kept) -> Kept:
         self._made.append(store)
         return store
 
@@ -183,13 +186,21 @@ class StoreFactory(BackendFactory):
     """Makes stores of one backend for one test and closes them afterwards.
 
     ``peer(store)`` is another node's view of the same data: a second Redis store on the same
-    server and prefix, or, for memory (one process, one node), the very same store.
+    server and prefix, or, for memory and the journaled memory store (one process, one node),
+    the very same store. Each journaled store has a data folder of its own under ``data``.
     """
+
+    def __init__(self, backend: str, redis_url: str | None, data: Path | None = None) -> None:
+        super().__init__(backend, redis_url)
+        self.data = data
 
     def __call__(self, *, max_log: int = 5000) -> RoomStore:
         store: RoomStore
         if self.backend == "memory":
             store = MemoryRoomStore(max_log=max_log)
+        elif self.backend == "journal":
+            assert self.data is not None
+            store = open_room_store(self.data / f"node{len(self._made)}", max_log=max_log)
         else:
             assert self.redis_url is not None
             store = RedisRoomStore(self.redis_url, prefix=TEST_PREFIX, max_log=max_log)
@@ -201,12 +212,14 @@ class StoreFactory(BackendFactory):
         return store
 
 
-@pytest.fixture(params=["memory", "redis", "cluster"])
-async def store_factory(request: pytest.FixtureRequest) -> AsyncIterator[StoreFactory]:
-    """A factory of stores of each backend in turn (Redis ones on the flushed private server,
-    cluster ones on the flushed private cluster)."""
+@pytest.fixture(params=["memory", "journal", "redis", "cluster"])
+async def store_factory(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[StoreFactory]:
+    """A factory of stores of each backend in turn (journaled ones in the test's temp dir,
+    Redis ones on the flushed private server, cluster ones on the flushed private cluster)."""
     backend: str = request.param
-    factory = StoreFactory(backend, _backend_url(request, backend))
+    factory = StoreFactory(backend, _backend_url(request, backend), tmp_path / "journals")
     yield factory
     await factory.close_all()
 

@@ -1,7 +1,8 @@
-"""The room store contract: every test runs against the memory and the Redis backend.
+"""The room store contract: every test runs against the memory store, the memory store
+journaled in SQLite (the embedded node's), one Redis and a Redis Cluster.
 
 A "peer" is a second node on the same data (another Redis connection pool; for the in-process
-store, the same store). Tests whose names start with ``test_redis_`` check Redis-only machinery
+stores, the same store). Tests whose names start with ``test_redis_`` check Redis-only machinery
 (script cache, retries, reconnects) and run on the private Redis only.
 """
 

@@ -1,7 +1,9 @@
 """The in-process accounts, sessions and throttles (a part of ``MemoryLeagueStore``).
 
 As in the rest of the memory store, no method awaits between its reads and writes, so each is
-atomic under asyncio, like its Lua script in Redis.
+atomic under asyncio, like its Lua script in Redis. Sessions and the revocation log are written
+through a journal first (``server.store.memory.journal``: nothing by default, the SQLite file
+in the embedded node), and restored from it; throttles stay in memory only.
 """
 
 from __future__ import annotations
@@ -18,25 +20,26 @@ from server.store.accounts import (
     check_finite,
     renew_every,
 )
+from server.store.memory.journal import SessionJournal
 
 
 class MemoryAccounts(AccountStore):
     """The mixin's state is made by ``_init_accounts``; ``_account_created`` is the league's
     hook to put a claimed guest's rating on the ladder."""
 
-    def _init_accounts(self) -> None:
+    def _init_accounts(self, journal: SessionJournal | None = None) -> None:
         self._account_values: dict[str, Account] = {}
         self._account_names: dict[str, str] = {}  # name key -> player id
-        self._sessions: dict[str, tuple[str, float]] = {}  # digest -> (player id, expires at)
+        self._session_journal = journal if journal is not None else SessionJournal()
+        restored = self._session_journal.restore()
+        # digest -> (player id, expires at)
+        self._sessions: dict[str, tuple[str, float]] = restored.sessions
         self._player_sessions: dict[str, set[str]] = {}
+        for digest, (player_id, _) in self._sessions.items():
+            self._player_sessions.setdefault(player_id, set()).add(digest)
         self._hits: dict[str, list[float]] = {}  # key -> attempt times, ascending
-        self._revoked: list[str] = []  # the revocation log's latest entries
-        self._revoked_count = 0  # entries ever appended: the log's position
-
-    def _log_revoked(self, digests: list[str]) -> None:
-        self._revoked.extend(digests)
-        self._revoked_count += len(digests)
-        del self._revoked[:-REVOCATION_LOG]
+        self._revoked: list[str] = restored.revoked  # the revocation log's latest entries
+        self._revoked_count = restored.revoked_count  # entries ever appended: its position
 
     @abstractmethod
     def _account_created(self, player_id: str) -> None:
@@ -78,6 +81,7 @@ class MemoryAccounts(AccountStore):
         check_finite(now, ttl)
         if not token_digest or not player_id or ttl <= 0:
             raise ValueError("a session needs a digest, a player and a positive ttl")
+        self._session_journal.put_session(token_digest, player_id, now + ttl)
         self._sessions[token_digest] = (player_id, now + ttl)
         self._player_sessions.setdefault(player_id, set()).add(token_digest)
 
@@ -90,33 +94,40 @@ class MemoryAccounts(AccountStore):
             return None
         player_id, expires_at = held
         if expires_at <= now:
-            self._drop(token_digest)
+            self._end_sessions([token_digest], revoked=False)
             return None
         if expires_at - now < ttl - renew_every(ttl, renew_after):
             expires_at = now + ttl
+            self._session_journal.put_session(token_digest, player_id, expires_at)
             self._sessions[token_digest] = (player_id, expires_at)
         return Session(player_id, expires_at)
 
-    def _drop(self, token_digest: str) -> bool:
-        held = self._sessions.pop(token_digest, None)
-        if held is None:
-            return False
-        mine = self._player_sessions.get(held[0])
-        if mine is not None:
-            mine.discard(token_digest)
-        return True
+    def _end_sessions(self, digests: list[str], *, revoked: bool) -> None:
+        """Drop the sessions (journaled first); revoked ones go on the revocation log."""
+        if not digests:
+            return
+        self._session_journal.drop_sessions(digests, self._revoked_count if revoked else None)
+        for digest in digests:
+            player_id, _ = self._sessions.pop(digest, ("", 0.0))
+            mine = self._player_sessions.get(player_id)
+            if mine is not None:
+                mine.discard(digest)
+                if not mine:
+                    del self._player_sessions[player_id]
+        if revoked:
+            self._revoked.extend(digests)
+            self._revoked_count += len(digests)
+            del self._revoked[:-REVOCATION_LOG]
 
     def _revoke_all(self, player_id: str) -> int:
-        digests = sorted(self._player_sessions.pop(player_id, set()))
-        for digest in digests:
-            self._sessions.pop(digest, None)
-        self._log_revoked(digests)
+        digests = sorted(self._player_sessions.get(player_id, set()))
+        self._end_sessions(digests, revoked=True)
         return len(digests)
 
     async def revoke_session(self, token_digest: str) -> bool:
-        if not self._drop(token_digest):
+        if token_digest not in self._sessions:
             return False
-        self._log_revoked([token_digest])
+        self._end_sessions([token_digest], revoked=True)
         return True
 
     async def revocations(self, after: str) -> tuple[str, list[str]]:

@@ -34,6 +34,7 @@ from server.store.league import (
     history_point,
 )
 from server.store.memory.accounts import MemoryAccounts
+from server.store.memory.journal import SessionJournal
 
 
 class MemoryLeagueStore(MemoryAccounts, LeagueStore):
@@ -43,7 +44,9 @@ class MemoryLeagueStore(MemoryAccounts, LeagueStore):
         history_cap: int = DEFAULT_HISTORY_CAP,
         recent_cap: int = DEFAULT_RECENT_CAP,
         assignment_ttl: float = DEFAULT_ASSIGNMENT_TTL,
+        journal: SessionJournal | None = None,
     ) -> None:
+        """``journal``: where sessions are written through (``server.store.memory.journal``)."""
         if history_cap < 1 or recent_cap < 1 or assignment_ttl <= 0:
             raise ValueError("caps and the assignment ttl must be positive")
         self.history_cap = history_cap
@@ -64,7 +67,7 @@ class MemoryLeagueStore(MemoryAccounts, LeagueStore):
         # Expiry on the local monotonic clock: assignments never leave this process.
         self._assignments: dict[str, tuple[str, float]] = {}
         self._pending: dict[str, float | None] = {}  # room -> time noted; None: abandoning
-        self._init_accounts()
+        self._init_accounts(journal)
 
     def _account_created(self, player_id: str) -> None:
         # A claimed guest keeps its games: on the ladder at once if it has played enough.
@@ -293,4 +296,4 @@ class MemoryLeagueStore(MemoryAccounts, LeagueStore):
         return sorted(room for room, at in self._pending.items() if at is None)
 
     async def close(self) -> None:
-        pass
+        self._session_journal.close()

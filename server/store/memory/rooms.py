@@ -1,8 +1,10 @@
 """The in-process room store: the embedded single-node default, with Redis's semantics.
 
 Every method does its reads and writes without awaiting in between, so under asyncio each call
-is atomic exactly like a Lua script in Redis. Nothing survives the process; that is the point of
-the embedded mode (one node, nothing else installed).
+is atomic exactly like a Lua script in Redis. Alone it keeps nothing past the process (tests,
+``memory://``); given a journal (``server.store.memory.journal``, kept by
+``server.store.sqlite``) it writes each change through, in the same call and before changing
+memory, and starts from what the journal holds, so the embedded node's rooms outlive it.
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ import heapq
 import time
 from bisect import bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
+from server.store.memory.journal import RoomJournal, RoomRecord
 from server.store.rooms import (
     DEFAULT_MAX_LOG,
     Archive,
@@ -27,18 +29,6 @@ from server.store.rooms import (
     check_max_log,
     next_watched,
 )
-
-
-@dataclass(slots=True)
-class _Room:
-    version: int
-    state: bytes
-    log: list[StoredEvent] = field(default_factory=list)
-    # Highest seq ever dropped from the log: a reader asking from below it has missed events.
-    trimmed_through: int = 0
-    last_seq: int = 0
-    archives: dict[str, dict[str, bytes]] = field(default_factory=dict)
-    expires: float | None = None  # wall-clock time the room's keys lapse, None: never
 
 
 class MemorySubscriber(Subscriber):
@@ -79,22 +69,28 @@ class MemorySubscriber(Subscriber):
 
 
 class MemoryRoomStore(RoomStore):
-    """Rooms in dicts, deadlines in a lazily cleaned heap, fan-out through asyncio queues."""
+    """Rooms in dicts, deadlines in a lazily cleaned heap, fan-out through asyncio queues;
+    each change written through ``journal`` first (the default keeps nothing)."""
 
-    def __init__(self, *, max_log: int = DEFAULT_MAX_LOG) -> None:
+    def __init__(
+        self, *, max_log: int = DEFAULT_MAX_LOG, journal: RoomJournal | None = None
+    ) -> None:
         self.max_log = check_max_log(max_log)
-        self._rooms: dict[str, _Room] = {}
-        self._deadlines: dict[str, float] = {}
+        self._journal = journal if journal is not None else RoomJournal()
+        restored = self._journal.restore()
+        self._rooms: dict[str, RoomRecord] = restored.rooms
+        self._deadlines: dict[str, float] = restored.deadlines
         # (deadline, room_id) entries; an entry whose deadline no longer matches
         # self._deadlines is stale and skipped, which keeps set/clear O(log n).
         self._heap: list[tuple[float, str]] = []
+        self._rebuild_heap()
         self._subscribers: dict[str, set[MemorySubscriber]] = {}
         self._open_subscribers: set[MemorySubscriber] = set()
-        self._heartbeat: float | None = None
-        self._outage: tuple[float, float] | None = None
+        self._heartbeat: float | None = restored.heartbeat
+        self._outage: tuple[float, float] | None = restored.outage
         self._leases: dict[str, tuple[str, float]] = {}
         self._alive: dict[str, float] = {}  # node -> monotonic expiry
-        self._node_rooms: dict[str, set[str]] = {}
+        self._node_rooms: dict[str, set[str]] = restored.node_rooms
         self._next_sweep = 0.0
         self._closed = False
 
@@ -112,19 +108,36 @@ class MemoryRoomStore(RoomStore):
         check_deadline(deadline)
         if self._room(room_id) is not None:
             return False
-        room = _Room(version=1, state=state)
+        room = RoomRecord(version=1, state=state)
+        trimmed = self._trimmed_through(room, events)
+        self._journal.put_room(
+            room_id,
+            version=1,
+            state=state,
+            trimmed_through=trimmed,
+            expires=None,
+            deadline=deadline,
+            events=events,
+            archive=None,
+        )
         self._rooms[room_id] = room
-        self._apply(room_id, room, events, deadline)
+        self._apply(room_id, room, events, trimmed, deadline)
         return True
 
-    def _room(self, room_id: str) -> _Room | None:
+    def _room(self, room_id: str) -> RoomRecord | None:
         """The room, unless its time to live ran out (then it is gone, as Redis would have it)."""
         room = self._rooms.get(room_id)
         if room is not None and room.expires is not None and room.expires <= time.time():
-            del self._rooms[room_id]
-            self._set_deadline(room_id, None)
+            self._forget([room_id])
             return None
         return room
+
+    def _forget(self, room_ids: list[str]) -> None:
+        """Rooms deleted or expired: state, log, archives and deadline."""
+        self._journal.drop_rooms(room_ids)
+        for room_id in room_ids:
+            self._rooms.pop(room_id, None)
+            self._set_deadline(room_id, None)
 
     async def load_room(self, room_id: str) -> Snapshot | None:
         room = self._room(room_id)
@@ -149,12 +162,24 @@ class MemoryRoomStore(RoomStore):
             return False
         if events and events[0].seq <= room.last_seq:
             raise EventOrderError(f"event seq {events[0].seq} is not after {room.last_seq}")
+        expires = None if ttl is None else time.time() + ttl
+        trimmed = self._trimmed_through(room, events)
+        self._journal.put_room(
+            room_id,
+            version=expected_version + 1,
+            state=state,
+            trimmed_through=trimmed,
+            expires=expires,
+            deadline=deadline,
+            events=events,
+            archive=archive,
+        )
         room.version = expected_version + 1
         room.state = state
         if archive is not None and archive.records:
             room.archives.setdefault(archive.name, {}).update(archive.records)
-        room.expires = None if ttl is None else time.time() + ttl
-        self._apply(room_id, room, events, deadline)
+        room.expires = expires
+        self._apply(room_id, room, events, trimmed, deadline)
         return True
 
     async def archived(self, room_id: str, archive: str) -> dict[str, bytes]:
@@ -165,25 +190,38 @@ class MemoryRoomStore(RoomStore):
         room = self._room(room_id)
         return room.archives.get(archive, {}).get(name) if room is not None else None
 
+    def _trimmed_through(self, room: RoomRecord, events: Sequence[StoredEvent]) -> int:
+        """The room's trim mark once ``events`` are appended to its log of ``max_log``."""
+        excess = len(room.log) + len(events) - self.max_log
+        if excess <= 0:
+            return room.trimmed_through
+        if excess <= len(room.log):
+            return room.log[excess - 1].seq
+        return events[excess - len(room.log) - 1].seq
+
     def _apply(
-        self, room_id: str, room: _Room, events: Sequence[StoredEvent], deadline: float | None
+        self,
+        room_id: str,
+        room: RoomRecord,
+        events: Sequence[StoredEvent],
+        trimmed: int,
+        deadline: float | None,
     ) -> None:
-        """The part of a commit after the checks: log, deadline, publish."""
+        """The part of a commit after the checks and the journal: log, deadline, publish."""
         if events:
             room.log.extend(events)
             room.last_seq = events[-1].seq
-            excess = len(room.log) - self.max_log
-            if excess > 0:
-                room.trimmed_through = room.log[excess - 1].seq
-                del room.log[:excess]
+            if trimmed != room.trimmed_through:
+                room.trimmed_through = trimmed
+                del room.log[: len(room.log) - self.max_log]
         self._set_deadline(room_id, deadline)
         if events:
             for subscriber in self._subscribers.get(room_id, ()):
                 subscriber._deliver(room_id, events)
 
     async def delete_room(self, room_id: str) -> bool:
-        existed = self._rooms.pop(room_id, None) is not None
-        self._set_deadline(room_id, None)
+        existed = room_id in self._rooms
+        self._forget([room_id])
         return existed
 
     async def events_since(self, room_id: str, after_seq: int) -> list[StoredEvent] | None:
@@ -226,8 +264,9 @@ class MemoryRoomStore(RoomStore):
         if at < self._next_sweep:
             return
         self._next_sweep = at + 60.0
-        for room_id in [r for r, o in self._rooms.items() if o.expires and o.expires <= at]:
-            self._room(room_id)
+        expired = [r for r, o in self._rooms.items() if o.expires and o.expires <= at]
+        if expired:
+            self._forget(expired)
 
     async def claim_due(self, now: float, limit: int, lease: float) -> list[str]:
         self._sweep()
@@ -237,6 +276,13 @@ class MemoryRoomStore(RoomStore):
             deadline, room_id = heapq.heappop(heap)
             if self._deadlines.get(room_id) == deadline and room_id not in claimed:
                 claimed.append(room_id)
+        if claimed:
+            try:
+                self._journal.set_deadlines(dict.fromkeys(claimed, now + lease))
+            except BaseException:
+                for room_id in claimed:  # back in the heap, as they were
+                    heapq.heappush(heap, (self._deadlines[room_id], room_id))
+                raise
         for room_id in claimed:
             self._set_deadline(room_id, now + lease)
         return claimed
@@ -245,16 +291,19 @@ class MemoryRoomStore(RoomStore):
         return self._deadlines.get(room_id)
 
     async def heartbeat(self, now: float) -> float | None:
+        self._journal.heartbeat(now)
         previous, self._heartbeat = self._heartbeat, now
         return previous
 
     async def shift_deadlines(self, delta: float) -> int:
+        self._journal.shift_deadlines(delta)
         for room_id in self._deadlines:
             self._deadlines[room_id] += delta
         self._rebuild_heap()
         return len(self._deadlines)
 
     async def record_outage(self, ended: float, delta: float) -> None:
+        self._journal.outage(ended, delta)
         self._outage = (ended, delta)
 
     async def last_outage(self) -> tuple[float, float] | None:
@@ -283,11 +332,15 @@ class MemoryRoomStore(RoomStore):
         return was
 
     async def track_room(self, node: str, room_id: str) -> None:
-        self._node_rooms.setdefault(node, set()).add(room_id)
+        rooms = self._node_rooms.setdefault(node, set())
+        if room_id not in rooms:
+            self._journal.track_room(node, room_id)
+            rooms.add(room_id)
 
     async def untrack_room(self, node: str, room_id: str) -> None:
         rooms = self._node_rooms.get(node)
-        if rooms is not None:
+        if rooms is not None and room_id in rooms:
+            self._journal.untrack_room(node, room_id)
             rooms.discard(room_id)
             if not rooms:
                 del self._node_rooms[node]
@@ -295,12 +348,16 @@ class MemoryRoomStore(RoomStore):
     async def reap_nodes(self) -> list[tuple[str, list[str]]]:
         at = time.monotonic()
         dead = [n for n in self._node_rooms if self._alive.get(n, 0.0) <= at]
+        if dead:
+            self._journal.drop_nodes(dead)
         return [(n, sorted(self._node_rooms.pop(n))) for n in dead]
 
     async def ping(self) -> bool:
         return not self._closed
 
     async def close(self) -> None:
+        if not self._closed:
+            self._journal.close()
         self._closed = True
         for subscriber in list(self._open_subscribers):
             await subscriber.close()
