@@ -46,7 +46,7 @@ from server.play.bot_pool import BotPool
 from server.play.quickplay import QuickPlay
 from server.play.rooms import RoomService, public_info
 from server.play.scheduler import DeadlineAlarm, Scheduler
-from server.record.engine import default_url
+from server.record.engine import default_data_dir, default_url
 from server.record.migrate import migrate
 from server.record.store import RecordStore
 from server.store import RoomStore, open_league_store, open_store
@@ -69,6 +69,7 @@ class Node:
             wait_replicas=settings.redis_wait_replicas,
             wait_ms=settings.redis_wait_ms,
             node=settings.node_id,
+            data_dir=default_data_dir(),
         )
         self.id = settings.node_id  # names this process's sockets in room state
         if settings.redis_url and not settings.database_url:
@@ -77,7 +78,7 @@ class Node:
                 "its own SQLite file, which other nodes cannot see"
             )
         self.record = RecordStore.open(settings.database_url or default_url())
-        self.league = open_league_store(settings.redis_url)
+        self.league = open_league_store(settings.redis_url, data_dir=default_data_dir())
         self.bots = BotPool(settings.bot_workers)
         clock = time.time  # the wall clock of synchronized nodes (docs/architecture.md)
         actors = Actors()
@@ -326,7 +327,7 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
         Route("/healthz", healthz),
         Route("/readyz", readyz),
         Route("/metrics", metrics_endpoint),
-        *account_routes(node.accounts, node.league),
+        *account_routes(node.accounts),
         Route("/api/rooms", create_room, methods=["POST"]),
         Route("/api/rooms/{code}", room_info),
         Route("/api/ladder", ladder),

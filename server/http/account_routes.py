@@ -17,7 +17,6 @@ from protocol.errors import ProtocolError
 from server.accounts.identity import Identity
 from server.accounts.service import Accounts
 from server.http.json_body import read_json, refused
-from server.store.league import LeagueStore
 
 
 def client_address(conn: HTTPConnection, trust_proxy: bool) -> str:
@@ -48,7 +47,7 @@ def signed_in(identity: Identity, token: str, expires_in: float) -> JSONResponse
     )
 
 
-def account_routes(accounts: Accounts, league: LeagueStore) -> list[Route]:
+def account_routes(accounts: Accounts) -> list[Route]:
     policy = accounts.policy
 
     def address(request: Request) -> str:
@@ -74,9 +73,6 @@ def account_routes(accounts: Accounts, league: LeagueStore) -> list[Route]:
             )
         except ProtocolError as e:
             return refused(e)
-        # The league store's copy of the shown name, for the ladder it still serves (in the
-        # store of record the ladder reads the account's name; this goes when the ladder has).
-        await league.set_name(identity.player, identity.name)
         return signed_in(identity, token, policy.session_ttl)
 
     async def log_in(request: Request) -> Response:
@@ -106,12 +102,11 @@ def account_routes(accounts: Accounts, league: LeagueStore) -> list[Route]:
     async def delete_account(request: Request) -> Response:
         try:
             data = await read_json(request)
-            gone = await accounts.delete_account(
+            await accounts.delete_account(
                 bearer_token(request), data.get("password"), address(request)
             )
         except ProtocolError as e:
             return refused(e)
-        await league.set_name(gone.player, "")  # nor may the league store's copy show it
         return JSONResponse({"deleted": True}, headers={"cache-control": "no-store"})
 
     async def me(request: Request) -> Response:
