@@ -279,8 +279,8 @@ for (( i = 1; i <= NODES; i++ )); do
     NODE_PIDS+=("${STARTED[-1]##*:}")
 done
 if (( MATCHMAKER )); then
-    # No HEARTS_DATABASE_URL: the matchmaker seats rooms in Redis and finishes no game, so it
-    # never writes to the store of record.
+    # No HEARTS_DATABASE_URL: the matchmaker reads only the queue (each entry carries the rating
+    # its node read from the store of record), seats rooms in Redis and finishes no game.
     start matchmaker "$WORK/matchmaker.log" \
         env "REDIS_URL=$REDIS_URL" HEARTS_QUEUE_TTL=30 NODE_ID=local-matchmaker "$PYTHON" -m matchmaker
 fi
