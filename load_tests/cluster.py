@@ -1,6 +1,10 @@
 """Where load goes: a private redis-server and N nodes started on loopback, or a given service.
 
-``Cluster`` starts them in one temp dir for one run and stops them all at the end;
+``Cluster`` starts them in one temp dir for one run and stops them all at the end. Their store
+of record is private too: a SQLite file in that temp dir (``HEARTS_DATA_DIR``; never the
+user's data folder, and never a ``HEARTS_DATABASE_URL`` of the environment), or with
+``postgres=True`` one database on a private PostgreSQL server (``tests/support/postgres.py``:
+its own temp dir and free port, never the machine's shared server) that every node shares.
 ``require_loopback`` keeps every generator on this machine; ``warm_up`` pays each node's
 one-off costs before the memory baseline. Shared by ``load_tests.load`` and ``load_tests.paced``.
 """
@@ -8,6 +12,7 @@ one-off costs before the memory baseline. Shared by ``load_tests.load`` and ``lo
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import ctypes
 import ipaddress
@@ -28,14 +33,19 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+import asyncpg
 import redis
 
 from load_tests.measures import descendants
 from load_tests.scenarios import Endpoint
 from protocol.client import HeartsClient, guest
+from server.record.engine import DATA_DIR_VARIABLE, DATABASE_FILE, SQLITE
+from tests.support.postgres import LocalPostgres
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX_NODES = 8  # nodes a generator may start here
+DATABASE = "hearts"  # the database the nodes share on a private PostgreSQL
+DATABASE_URL_VARIABLE = "HEARTS_DATABASE_URL"  # server/config.py
 
 # Nodes started here answer at once: no bots think, no pause between hands, so the server's own
 # speed sets the pace (what load.py wants). ``Cluster(settings=…)`` replaces them.
@@ -87,6 +97,31 @@ class Cluster:
     # The nodes reach Redis by its Unix socket, as a node beside its Redis would be set up;
     # the harness's own probes keep the TCP port.
     redis_unix: bool = False
+    # The store of record on a private PostgreSQL server (else SQLite in ``data_dir``).
+    postgres: bool = False
+    record_server: LocalPostgres | None = None
+
+    @property
+    def data_dir(self) -> Path:
+        """The nodes' ``HEARTS_DATA_DIR``: inside the run's temp dir."""
+        return self.workdir / "data"
+
+    @property
+    def database_url(self) -> str:
+        """The store of record every node is given (or, without PostgreSQL, finds by itself)."""
+        if self.record_server is not None:
+            return self.record_server.url(DATABASE)
+        return f"{SQLITE}:///{self.data_dir / DATABASE_FILE}"
+
+    @property
+    def database_pids(self) -> list[int]:
+        """The private PostgreSQL's postmaster (its backends are its children), if running."""
+        if self.record_server is None:
+            return []
+        try:
+            return [int((self.record_server.data / "postmaster.pid").read_text().split()[0])]
+        except (OSError, ValueError, IndexError):
+            return []
 
     @property
     def redis_url(self) -> str:
@@ -155,12 +190,20 @@ class Cluster:
             _wait("redis-server", 10, lambda: bool(client.ping()), self.redis_proc)
         finally:
             client.close()
+        if self.postgres:
+            self.record_server = LocalPostgres()  # kept first: stop() removes it if start fails
+            self.record_server.start()
+            asyncio.run(_create_database(self.record_server.dsn(), DATABASE))
 
         secret = secrets.token_hex(32)  # one per run, shared: a token from one node works on all
+        inherited = {k: v for k, v in os.environ.items() if k != DATABASE_URL_VARIABLE}
+        record = {DATABASE_URL_VARIABLE: self.database_url} if self.record_server else {}
         for i in range(self.nodes):
             port = free_port()
             env = {
-                **os.environ,
+                **inherited,
+                DATA_DIR_VARIABLE: str(self.data_dir),  # the SQLite store of record, if any
+                **record,
                 "HOST": "127.0.0.1",
                 "PORT": str(port),
                 "REDIS_URL": self.node_redis_url,
@@ -201,10 +244,20 @@ class Cluster:
             if self.redis_proc.poll() is None:
                 self.redis_proc.terminate()
             _reap(self.redis_proc, 10)
+        if self.record_server is not None:
+            self.record_server.stop()  # and its temp dir
         if os.environ.get("HEARTS_LOAD_KEEP"):  # keep the nodes' and Redis's logs to read
             print(f"load: logs kept in {self.workdir}", file=sys.stderr)
             return
         shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+async def _create_database(dsn: str, name: str) -> None:
+    connection = await asyncpg.connect(dsn)
+    try:
+        await connection.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await connection.close()
 
 
 def _cmdline(pid: int) -> bytes:

@@ -13,11 +13,13 @@ import math
 import os
 import urllib.request
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import redis
 from prometheus_client.parser import text_string_to_metric_families
 
+from server.core.room.state import RoomState
 from server.ops.loop_lag import LoopLag as TimerLag
 
 
@@ -139,10 +141,7 @@ class RedisProbe:
         SCAN, then HSTRLEN in pipelines small enough to reach Redis in one read each, so the
         probe's round trips are known exactly and netted out of the run's."""
         keys = largest = 0
-        cursor = 0
-        while True:
-            cursor, found = self.client.scan(cursor, match=pattern, count=1000)
-            self._own("scan")
+        for found in self._scan(pattern):
             for start in range(0, len(found), batch):
                 chunk = found[start : start + batch]
                 pipe = self.client.pipeline(transaction=False)
@@ -152,8 +151,38 @@ class RedisProbe:
                 self._own("hstrlen", calls=len(chunk))
                 keys += len(chunk)
                 largest = max([largest, *(int(n) for n in sizes)])
+        return keys, largest
+
+    def _scan(self, pattern: str) -> Iterator[list[bytes | str]]:
+        """The keys matching ``pattern``, one SCAN reply at a time (each counted as the
+        probe's own)."""
+        cursor = 0
+        while True:
+            cursor, found = self.client.scan(cursor, match=pattern, count=1000)
+            self._own("scan")
+            yield found
             if cursor == 0:
-                return keys, largest
+                return
+
+    def unarchived(self, pattern: str, batch: int = 100) -> tuple[int, int]:
+        """(rooms matching ``pattern`` whose outbox holds finished games not yet in the store of
+        record, those games): each room's state (field ``s``) read and decoded."""
+        rooms = games = 0
+        for found in self._scan(pattern):
+            for start in range(0, len(found), batch):
+                chunk = found[start : start + batch]
+                pipe = self.client.pipeline(transaction=False)
+                for key in chunk:
+                    pipe.hget(key, "s")
+                states = pipe.execute()
+                self._own("hget", calls=len(chunk))
+                for raw in states:
+                    if raw is None:
+                        continue  # the room expired between the scan and the read
+                    waiting = len(RoomState.from_bytes(raw).unarchived)
+                    rooms += waiting > 0
+                    games += waiting
+        return rooms, games
 
     def latency_events(self) -> list[tuple[str, int, int]]:
         """Redis's own latency monitor (``LATENCY LATEST``): each kind of stall it noted (a
@@ -224,6 +253,29 @@ def node_histogram(http_urls: list[str], metric: str) -> dict[float, float] | No
                     bound = float(sample.labels["le"])
                     counts[bound] = counts.get(bound, 0.0) + sample.value
     return counts
+
+
+def histogram_quantile(
+    before: dict[float, float], after: dict[float, float], fraction: float
+) -> float:
+    """The ``fraction`` quantile (s) of the samples taken between two readings of a histogram,
+    interpolated linearly inside the bucket that holds it, as Prometheus' ``histogram_quantile``
+    does (the lowest bucket from 0): an estimate whose error is at most that bucket's width. In
+    the top, unbounded bucket: the largest finite bound. NaN without samples."""
+    delta = {b: after.get(b, 0.0) - before.get(b, 0.0) for b in after}
+    total = delta.get(math.inf, 0.0)
+    if total <= 0:
+        return math.nan
+    rank = fraction * total
+    lower = below = 0.0  # the previous bound and the samples at or under it
+    for bound in sorted(delta):
+        count = delta[bound]
+        if count >= rank and count > below:
+            if math.isinf(bound):
+                return lower
+            return lower + (bound - lower) * (rank - below) / (count - below)
+        lower, below = bound, count
+    return lower
 
 
 def lag_bound(before: dict[float, float], after: dict[float, float], fraction: float) -> float:

@@ -27,6 +27,12 @@ either latency passes 50 ms or ``--tables``/``--duration`` is reached, and ends 
 ``tables_held_p99_50ms: N``; a plain run ends with ``paced_latency_ms_p99: X``.
 Bounded: loopback targets only, at most 3,500 tables, 900 s, 16 generator processes, 8 nodes.
 Ctrl-C or SIGTERM stop the run cleanly and print what was measured so far (exit code 130).
+
+The nodes started here keep their store of record in the run's temp dir (SQLite), or with
+``--postgres`` in one database of a private PostgreSQL server; the report also says how long
+finished games waited for their row there (``load_tests.paced_archive``:
+``archive_lag_ms_p99``, bucket-interpolated from the nodes' histograms, ``archived_games``,
+``archived_games_in_database``, ``archive_outbox_rooms``).
 """
 
 from __future__ import annotations
@@ -60,15 +66,24 @@ def main(argv: list[str] | None = None) -> int:
         if args.url is not None:
             target = Target([endpoint_for(args.url)], args.pid, args.redis_url, args.url)
         else:
-            cluster = Cluster(args.start, settings=node_settings(args), redis_unix=args.redis_unix)
+            cluster = Cluster(
+                args.start,
+                settings=node_settings(args),
+                redis_unix=args.redis_unix,
+                postgres=args.postgres,
+            )
             with stop_on_sigterm():
                 cluster.start()
+            database = "PostgreSQL" if args.postgres else "SQLite"
             target = Target(
                 cluster.endpoints,
                 cluster.node_pids,
                 cluster.redis_url,
                 f"{args.start} node(s) started here, private redis-server (AOF everysec"
-                + (", the nodes on its Unix socket)" if args.redis_unix else ")"),
+                + (", the nodes on its Unix socket)" if args.redis_unix else ")")
+                + f", private {database} store of record",
+                (cluster.database_url, database),
+                cluster.database_pids,
             )
         run = PacedRun(args, target)
         signal.signal(signal.SIGINT, ask_stop)

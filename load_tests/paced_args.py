@@ -16,6 +16,9 @@ MAX_TABLES = 3500
 MAX_DURATION = 900.0
 MAX_PROCS = 16
 FD_SPARE = 200  # descriptors besides the sockets: Redis, logs, pipes, the loop
+# The private PostgreSQL takes 50 connections (tests/support/postgres.py); a node's engine pool
+# opens up to 15 (SQLAlchemy's 5 and 10 more on demand).
+POSTGRES_NODES = 3
 BOT_THINK = 0.8  # the server's default bot think time, scaled with the players
 
 
@@ -56,6 +59,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="with --start: the nodes reach the private Redis by its Unix socket, not TCP",
     )
+    parser.add_argument(
+        "--postgres",
+        action="store_true",
+        help="with --start: the nodes share a private PostgreSQL as their store of record "
+        "(else a SQLite file in the run's temp dir)",
+    )
     parser.add_argument("--target", type=int, choices=(50, 100), default=50, help="game target")
     parser.add_argument("--seed", type=int, default=0, help="players' random choices")
     parser.add_argument("--plot", help="write a latency-over-time PNG here")
@@ -83,6 +92,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.scan_every <= 0:
         parser.error("--scan-every must be > 0")
     check_target(parser, args, default_nodes=1)
+    if args.postgres and args.url is not None:
+        parser.error("--postgres goes with --start (a running service has its own database)")
+    if args.postgres and args.start > POSTGRES_NODES:
+        parser.error(f"--postgres serves at most {POSTGRES_NODES} nodes (its 50 connections)")
     limit = raise_open_files_limit()
     sockets = (1 if args.bots else 4) * args.tables
     if math.ceil(sockets / args.procs) + FD_SPARE > limit:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from load_tests.bench_rules import machine_speed_line
 from load_tests.measures import RedisDelta, RedisSnapshot, lag_bound, percentile
+from load_tests.paced_archive import lag_summary
 
 P99_BAR_MS = 50.0
 
@@ -41,6 +42,7 @@ class Window:
     cpu_nodes: float = 0.0  # seconds, during the window
     cpu_redis: float = 0.0
     cpu_generators: float = 0.0
+    cpu_database: float = 0.0  # the private PostgreSQL's, where the run started one
     redis_start: RedisSnapshot | None = None
     redis: RedisDelta | None = None
     end: float = 0.0
@@ -56,6 +58,8 @@ class Window:
     node_lag_end: dict[float, float] | None = None  # ... and at the end
     node_gc_start: dict[float, float] | None = None  # the nodes' collector pauses, at start
     node_gc_end: dict[float, float] | None = None  # ... and at the end
+    archive_start: dict[float, float] | None = None  # the nodes' archive lag, at start
+    archive_end: dict[float, float] | None = None  # ... and at the end
 
     @property
     def seconds(self) -> float:
@@ -213,9 +217,10 @@ def resource_lines(
         )
     if head is not None:
         cores = os.cpu_count() or 0
+        database = f"  postgres {head.cpu_database / head.seconds:.2f}" if head.cpu_database else ""
         say(
             f"cpu_cores_busy: nodes {head.cpu_nodes / head.seconds:.2f}  redis "
-            f"{head.cpu_redis / head.seconds:.2f}  generators "
+            f"{head.cpu_redis / head.seconds:.2f}{database}  generators "
             f"{head.cpu_generators / head.seconds:.2f}  (of {cores} on this machine)"
         )
     if machine_speed:
@@ -269,6 +274,7 @@ def ramp_line(window: Window) -> str:
         f"{window.cpu_nodes / window.seconds:.2f} cores (loop lag p99 {_node_lag_p99(window)})  "
         "generators "
         f"{window.cpu_generators / window.seconds:.2f} cores (loop lag p99 {_p(window.lag_ms)})  "
+        f"archive lag p99 {lag_summary(window.archive_start, window.archive_end)}  "
         f"{'held' if window.held() else 'NOT held'} (p99 ≤ {P99_BAR_MS:g} ms)"
     )
 

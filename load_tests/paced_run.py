@@ -1,6 +1,7 @@
 """One paced run (``load_tests.paced`` is its command line): the generator processes and the
 tables they add, the measurement windows with the nodes' and Redis' counters at both ends, the
-ramp's steps, and the report assembled from ``load_tests.paced_report``'s lines.
+ramp's steps, the store of record's figures at the end (``load_tests.paced_archive``), and the
+report assembled from ``load_tests.paced_report``'s lines.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import queue
 import sys
 import textwrap
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from load_tests.measures import (
     node_loop_lag,
     rss_kib,
 )
+from load_tests.paced_archive import ArchiveEnd, archive_lag, archive_lines, read_end
 from load_tests.paced_report import (
     Idle,
     Window,
@@ -56,6 +58,8 @@ class Target:
     node_pids: list[int]
     redis_url: str | None
     description: str
+    database: tuple[str, str] | None = None  # the store of record's URL and kind, if known
+    database_pids: list[int] = field(default_factory=list)  # its server's, if started here
 
 
 class Stopped(Exception):
@@ -88,6 +92,8 @@ class PacedRun:
         self.results: Any = None
         self.generator_rss_before = 0
         self.machine_speed = 0.0  # hands a second (load_tests.bench_rules), measured at start
+        self.archive_before: dict[float, float] | None = None  # the nodes' archive lag at start
+        self.archive: ArchiveEnd | None = None
 
     # -- the workers -------------------------------------------------------------------------
 
@@ -209,9 +215,11 @@ class PacedRun:
         window.cpu_nodes = -cpu_seconds(self.target.node_pids)
         window.cpu_redis = -cpu_seconds(self.redis_pids)
         window.cpu_generators = -cpu_seconds([p.pid for p in self.procs if p.pid])
+        window.cpu_database = -cpu_seconds(self.target.database_pids)
         window.redis_start = self.probe.snapshot() if self.probe else None
         window.node_lag_start = node_loop_lag(self._node_urls())
         window.node_gc_start = node_gc_pauses(self._node_urls())
+        window.archive_start = archive_lag(self._node_urls())
         self.windows.append(window)
         return window
 
@@ -220,6 +228,7 @@ class PacedRun:
         window.cpu_nodes += cpu_seconds(self.target.node_pids)
         window.cpu_redis += cpu_seconds(self.redis_pids)
         window.cpu_generators += cpu_seconds([p.pid for p in self.procs if p.pid])
+        window.cpu_database += cpu_seconds(self.target.database_pids)
         if self.probe is not None and window.redis_start is not None:
             window.redis = RedisProbe.delta(window.redis_start, self.probe.snapshot())
         window.rss_kib = rss_kib(self.target.node_pids)
@@ -227,6 +236,8 @@ class PacedRun:
             window.node_lag_end = node_loop_lag(self._node_urls())
         if window.node_gc_start is not None:
             window.node_gc_end = node_gc_pauses(self._node_urls())
+        if window.archive_start is not None:
+            window.archive_end = archive_lag(self._node_urls())
         window.generator_rss_kib = rss_kib([p.pid for p in self.procs if p.pid])
         window.tables_held, window.sockets = self.got.tables, self.got.sockets
 
@@ -264,6 +275,7 @@ class PacedRun:
             self.generator_rss_before = rss_kib([p.pid for p in self.procs if p.pid])
             idle = self.idle_rates()
             self.machine_speed = machine_speed()
+            self.archive_before = archive_lag(self._node_urls())
             self.t0 = time.time()
             deadline = self.t0 + args.duration
             self.next_scan = self.t0
@@ -286,6 +298,14 @@ class PacedRun:
         finally:
             if self.procs:
                 self.stop_workers()
+        self.archive = read_end(
+            self.probe,
+            self.pattern,
+            self._node_urls(),
+            self.archive_before,
+            self.target.database,
+            lambda: self.stop_asked,  # a Ctrl-C while the outboxes empty: report at once
+        )
         if self.probe is not None:
             with contextlib.suppress(Exception):
                 self.scan_states()  # at the end: every room of the run is still in the store
@@ -403,6 +423,8 @@ class PacedRun:
                 run_lag=self.got.lag,
             )
         )
+        if self.archive is not None:
+            out.extend(archive_lines(self.archive))
         humans = 1 if args.bots else 4
         say(
             f"stand_in_seat_hands: {got.counts['stand_in_seat_hands']}  (seats the audit marked "
