@@ -114,6 +114,7 @@ def test_install_twice_keeps_one_callback(policy: None) -> None:
 
 
 # Server-side objects of a socket: none may be left in a cycle once it is closed.
+SOCKET_PACKAGES = ("server", "uvicorn", "websockets", "httptools")
 SOCKET_TYPES = {
     "BatchingWebSocketProtocol",
     "DirectSend",
@@ -206,7 +207,7 @@ def test_a_socket_leaves_no_reference_cycle_when_seated_or_closed(
             {
                 type(o).__qualname__
                 for o in garbage
-                if type(o).__module__.startswith(("server.", "uvicorn.", "websockets.", "httptools"))
+                if type(o).__module__.split(".")[0] in SOCKET_PACKAGES
             }
             & SOCKET_TYPES
         )
