@@ -1,5 +1,6 @@
 """The embedded node (no Redis) stopped or killed mid-hand and started again on its data
-folder: the room is there at the same point, and the game goes on to its end.
+folder: the room is there at the same point, and the game goes on to its end; an account's
+session token still works, and one logged out stays refused.
 
 ``ServerProcess`` gives the node a data folder of its own and keeps it across a stop and a
 start of the same object, as a user's ``make run`` keeps ``~/.local/share/hearts-live``.
@@ -8,12 +9,15 @@ start of the same object, as a user's ``make run`` keeps ``~/.local/share/hearts
 from __future__ import annotations
 
 import asyncio
+import secrets
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
+from protocol.account_api import login, logout, sign_up
 from protocol.client import HeartsClient
+from tests.e2e.test_e2e_accounts import auth_code
 from tests.e2e.test_e2e_durability import act_on_view, reconnect
 from tests.support.client_bots import play_to_the_end, two_humans_and_bots
 from tests.support.server_process import ServerProcess
@@ -89,3 +93,18 @@ async def test_a_game_in_play_resumes_after_the_embedded_node_restarts(how: str)
 
 async def _not(check: Any) -> bool:
     return not await check
+
+
+async def test_sessions_outlive_a_killed_embedded_node() -> None:
+    server = ServerProcess().start()
+    name, password = f"Kip{secrets.token_hex(3)}x", "kept across a kill"
+    try:
+        kept = (await sign_up(server.base, name, password))["token"]
+        ended = (await login(server.base, name, password))["token"]
+        assert await logout(server.base, ended)
+        server.kill()
+        server.start()
+        assert await auth_code(server, kept) == "ok"
+        assert await auth_code(server, ended) == "bad_token"
+    finally:
+        server.stop()
