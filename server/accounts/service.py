@@ -51,6 +51,7 @@ import asyncio
 import hashlib
 import logging
 import secrets
+import time
 import unicodedata
 import weakref
 from collections.abc import Awaitable, Callable
@@ -63,6 +64,7 @@ from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatc
 from protocol.errors import ProtocolError
 from server.accounts.identity import GuestTokens, Identity
 from server.accounts.keys import KeySource
+from server.accounts.known import KnownAccounts
 from server.accounts.names import NameRefused, check_name, name_key
 from server.accounts.policy import AccountPolicy, Limit
 from server.ops.outage_log import OutageLog
@@ -140,6 +142,7 @@ class Accounts:
         hasher: PasswordHasher | None = None,
     ) -> None:
         self.records = records
+        self.known = KnownAccounts(records, time.monotonic)  # what auth reads, cached
         self.sessions = sessions
         self.clock = clock
         self.policy = policy or AccountPolicy()
@@ -252,16 +255,16 @@ class Accounts:
             )
             if session is None:
                 return None
-            account = await self.records.account(session.player_id)
-            if account is None:
+            name = await self.known.name_of(session.player_id)
+            if name is None:
                 return None
             if holder is not None:
                 self._holders.setdefault(digest, weakref.WeakSet()).add(holder)
-            return Identity(account.player_id, account.name, account=True)
+            return Identity(session.player_id, name, account=True)
         guest = self.guests.verify(token)
         # Claimed or deleted since, or its name is an account's now (names are unique: the
         # client asks its player for another name, as for any refused guest token).
-        if guest is None or await self.records.taken(guest.player, name_key(guest.name)):
+        if guest is None or await self.known.taken(guest.player, name_key(guest.name)):
             return None
         return guest
 
@@ -313,6 +316,7 @@ class Accounts:
         account = Account(player_id, name, key, await self._hash(password), self.clock())
         try:
             await self.records.create_account(account, claimed_guest=claimed)
+            self.known.changed(account.player_id)
         except NameTaken:
             raise ProtocolError("name_taken", "That name is taken; pick another.") from None
         except AccountConflict:  # the guest's id claimed (or deleted) meanwhile
@@ -380,6 +384,7 @@ class Accounts:
         await self._check_password(account, raw_password, address)
         # The row first: from here no log-in or session opens it, even if revoking fails.
         await self.records.delete_account(account.player_id)
+        self.known.changed(account.player_id)
         await self.sessions.revoke_sessions(account.player_id)
         return Identity(account.player_id, account.name, account=True)
 
