@@ -65,9 +65,13 @@ class Standings:
     async def player(self, player: str) -> dict[str, Any]:
         """A player's rating, rank, rating history and latest finished games."""
         me = (await self.records.ratings([player]))[player]
+        name = me.name  # an account's, if it has been rated
+        if not name:
+            account = await self.records.account(player)
+            name = account.name if account is not None else ""
         return {
             "player": player,
-            "name": me.name,
+            "name": name,
             "display": me.display,
             "mu": me.rating.mu,
             "sigma": me.rating.sigma,
