@@ -66,8 +66,8 @@ def clone(state: RoomState) -> RoomState:
 
     Only the game is copied whole. The seats list is copied, its seats shared: a step copies a
     seat before it changes it (``Step.own_seat``: a card changes two of the four). The
-    spectator, departure and unarchived lists are shared: a step replaces them, never changes them in
-    place. Options are frozen; the shuffle is shared and copied by the step that changes it
+    spectator, departure and unarchived lists are shared: a step replaces them, never changes
+    them in place. Options are frozen; the shuffle is shared and copied by the step that changes it
     (``Step.own_shuffle``). Every object made here is work for the young collections
     (server/ops/gc_pacing.py). Field by field, because ``copy.deepcopy`` and
     ``dataclasses.replace`` cost a card far more (docs/benchmarks.md).
