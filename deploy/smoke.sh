@@ -14,8 +14,9 @@
 # /var/cache/hearts-base/bookworm, imported as $HEARTS_BASE_IMAGE, default
 # hearts-base:bookworm); Redis, PostgreSQL and HAProxy are Debian's packages on it
 # (Dockerfile.redis, Dockerfile.postgres, Dockerfile.haproxy). Only the Debian mirror and
-# PyPI are used. Prints `name: value` figures; the last line is `moves_lost: N`. Exits non-zero
-# when any step fails, keeping the containers' logs in the printed directory.
+# PyPI are used. Prints `name: value` figures, ending with `moves_lost: N` and
+# `games_archived: N` (the game in PostgreSQL). Exits non-zero when any step fails, keeping the
+# containers' logs in the printed directory.
 set -euo pipefail
 # The whole script is one function, read before it runs: editing the file during a run (or a
 # checkout changing it) cannot make bash execute a half-read line.
@@ -197,5 +198,17 @@ figure postgres_schema "$(compose exec -T postgres psql -U hearts -d hearts -tAc
 # -- the game, the kill, the Redis restart ---------------------------------------------------
 PYTHONPATH=$ROOT "$PYTHON" deploy/smoke_play.py --url "http://127.0.0.1:$LB_PORT" \
     --compose "docker-compose -p $PROJECT -f deploy/compose.yaml"
+
+# -- the store of record ---------------------------------------------------------------------
+# The finished game is in PostgreSQL: the next tick of any node archives it from the room's
+# outbox (docs/architecture.md, "What lives where").
+archived=0
+for _ in $(seq 40); do
+    archived=$(compose exec -T postgres psql -U hearts -d hearts -tAc 'SELECT count(*) FROM games' | tr -d '[:space:]')
+    (( archived >= 1 )) && break
+    sleep 0.5
+done
+figure games_archived "$archived"
+(( archived >= 1 )) || { echo "the finished game never reached PostgreSQL" >&2; exit 1; }
 }
 main "$@"; exit $?
