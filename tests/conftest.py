@@ -249,11 +249,7 @@ class LeagueFactory(BackendFactory):
     def peer(self, store: LeagueStore) -> LeagueStore:
         if isinstance(store, RedisLeagueStore):
             other = RedisLeagueStore(
-                store.url,
-                prefix=store.prefix,
-                history_cap=store.history_cap,
-                recent_cap=store.recent_cap,
-                assignment_ttl=store.assignment_ttl,
+                store.url, prefix=store.prefix, assignment_ttl=store.assignment_ttl
             )
             return self._keep(other)
         return store

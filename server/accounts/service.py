@@ -4,9 +4,8 @@ delete an account.
 The thin service between the HTTP routes (``server/http/account_routes.py``), the WebSocket ``auth``
 command and two stores: account rows (name, password hash) live in the store of record
 (``server/record/store.py``, SQL), which outlives everything; sessions, their revocation log and
-the throttles live in the session store (``SessionStore``: the session half of
-``server/store/accounts.py``, Redis in a deployment), whose loss costs a log-in at most. It owns
-the secrets' handling:
+the throttles live in the session store (``SessionStore``, ``server/store/sessions.py``: Redis
+in a deployment), whose loss costs a log-in at most. It owns the secrets' handling:
 
 - Passwords are hashed with argon2id (argon2-cffi's ``PasswordHasher``) at OWASP's baseline
   parameters (19 MiB, 2 passes, 1 lane: ``password_hasher``), in a worker thread so a hash
@@ -56,7 +55,7 @@ import unicodedata
 import weakref
 from collections.abc import Awaitable, Callable
 from functools import cached_property
-from typing import Any, Protocol
+from typing import Any
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
@@ -70,9 +69,10 @@ from server.accounts.policy import AccountPolicy, Limit
 from server.ops.outage_log import OutageLog
 from server.record.accounts import AccountConflict, NameTaken
 from server.record.store import RecordStore
-from server.store.accounts import Account, Session
+from server.record.values import Account
+from server.store.sessions import SessionStore
 
-__all__ = ["AccountPolicy", "Accounts", "Limit", "SessionStore", "password_hasher"]
+__all__ = ["AccountPolicy", "Accounts", "Limit", "password_hasher"]
 
 log = logging.getLogger(__name__)
 
@@ -81,29 +81,6 @@ HASHING_AT_ONCE = 2  # concurrent argon2 computations per node
 WATCH_EVERY = 1.0  # seconds between a node's polls of the revocation log
 MIN_PASSWORD = 8
 MAX_PASSWORD = 256  # argon2 takes any length; this only bounds the work a request can ask for
-
-
-class SessionStore(Protocol):
-    """What the service uses of the session store: the sessions, revocation log and throttles
-    of ``server/store/accounts.py`` ``AccountStore`` (never its account rows)."""
-
-    async def create_session(
-        self, token_digest: str, player_id: str, *, now: float, ttl: float
-    ) -> None: ...
-
-    async def check_session(
-        self, token_digest: str, *, now: float, ttl: float, renew_after: float
-    ) -> Session | None: ...
-
-    async def revoke_session(self, token_digest: str) -> bool: ...
-
-    async def revoke_sessions(self, player_id: str) -> int: ...
-
-    async def revocations(self, after: str) -> tuple[str, list[str]]: ...
-
-    async def hit(self, key: str, *, now: float, window: float, limit: int) -> float: ...
-
-    async def clear_hits(self, key: str) -> None: ...
 
 
 def password_hasher() -> PasswordHasher:

@@ -52,7 +52,7 @@ from server.ops import metrics
 from server.ops.outage_log import OutageLog
 from server.record.records import GameRecord, RatingChange, RecordError
 from server.record.store import ArchiveResult, RecordStore
-from server.store.league import PlayerRating
+from server.record.values import PlayerRating
 from server.store.rooms import RoomStore
 
 log = logging.getLogger(__name__)

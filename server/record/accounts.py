@@ -20,8 +20,6 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from server.store.accounts import Account
-
 from .games import forget_player
 from .ratings import set_ladder
 from .records import MAX_NAME, RecordError, finite, text
@@ -34,6 +32,7 @@ from .schema import (
     ratings,
 )
 from .upsert import insert_or_skip
+from .values import Account
 
 
 class AccountConflict(RecordError):

@@ -4,7 +4,7 @@ Functions on an open connection inside the caller's transaction. ``post_changes`
 transaction that writes the game (``store.py``), so a game's record and its rating changes
 commit together or not at all, and a participant whose version moved since the caller read it
 (another game of theirs landed first) fails the whole transaction: the caller re-reads and
-recomputes (``server/league/posting.py`` does exactly this against the league store).
+recomputes (``server/league/archiving.py`` does exactly this).
 
 The ladder's key (``ratings.ladder_score``) is written here and by account creation and
 deletion (``accounts.py``), each under the rating row's lock: an account past its provisional
@@ -19,11 +19,11 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.core.ratings import Rating, display_rating, ladder_score
-from server.store.league import HistoryPoint, LadderRow, PlayerRating
 
 from .records import GameRecord, RatingChange
 from .schema import accounts, rating_history, ratings
 from .upsert import insert_or_skip
+from .values import HistoryPoint, LadderRow, PlayerRating
 
 MAX_ROWS = 200
 

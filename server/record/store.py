@@ -19,8 +19,6 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from server.core.ratings import Rating
-from server.store.accounts import Account
-from server.store.league import HistoryPoint, LadderRow, PlayerRating
 
 from . import accounts as account_rows
 from . import games as game_rows
@@ -30,6 +28,7 @@ from .games import GameCursor, PlayerGame
 from .records import MAX_ID, GameRecord, RatingChange, check_changes, finite, text
 from .schema import server_keys
 from .upsert import insert_or_skip
+from .values import Account, HistoryPoint, LadderRow, PlayerRating
 
 MAX_KEY_BYTES = 64 * 1024
 

@@ -19,7 +19,7 @@ from server.record.games import GameCursor
 from server.record.records import GameRecord, RatingChange, RecordError
 from server.record.schema import game_seats, games, rating_history, ratings
 from server.record.store import ArchiveResult, RecordStore
-from server.store.accounts import Account
+from server.record.values import Account
 
 
 def small_game(game_id: str, players: list[str | None], finished_at: float) -> GameRecord:

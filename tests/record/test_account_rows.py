@@ -11,7 +11,7 @@ from server.record.accounts import AccountExists, NameTaken, PlayerDeleted
 from server.record.records import RatingChange
 from server.record.schema import push_subscriptions, ratings
 from server.record.store import RecordStore
-from server.store.accounts import Account
+from server.record.values import Account
 from tests.support.game_records import finished_game
 
 

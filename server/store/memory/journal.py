@@ -106,7 +106,7 @@ class RestoredSessions:
 
 
 class SessionJournal:
-    """The accounts' session journal; this base keeps nothing. Each method is one transaction."""
+    """The session store's journal; this base keeps nothing. Each method is one transaction."""
 
     def restore(self) -> RestoredSessions:
         return RestoredSessions()

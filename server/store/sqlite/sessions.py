@@ -1,4 +1,4 @@
-"""The accounts' session journal in the embedded node's SQLite file: sessions by token digest
+"""The session journal in the embedded node's SQLite file: sessions by token digest
 and the revocation log's latest entries, so a token issued before a restart still works and a
 revoked one stays revoked (``MemoryLeagueStore(journal=...)``)."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from server.store.accounts import REVOCATION_LOG
 from server.store.memory.journal import RestoredSessions, SessionJournal
+from server.store.sessions import REVOCATION_LOG
 from server.store.sqlite.journal import JournalFile
 
 

@@ -7,15 +7,15 @@ import time
 from pathlib import Path
 
 from server.store import open_league_store
-from server.store.accounts import REVOCATION_LOG, AccountStore
 from server.store.memory.league import MemoryLeagueStore
+from server.store.sessions import REVOCATION_LOG, SessionStore
 from server.store.sqlite import open_league_store as open_journaled
 from server.store.sqlite import open_room_store
 
 TTL = 3600.0
 
 
-async def check(store: AccountStore, digest: str, now: float) -> str | None:
+async def check(store: SessionStore, digest: str, now: float) -> str | None:
     session = await store.check_session(digest, now=now, ttl=TTL, renew_after=600.0)
     return None if session is None else session.player_id
 

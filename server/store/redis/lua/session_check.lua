@@ -1,6 +1,6 @@
 -- A live session's owner and expiry, renewed when due (rolling); nil if unknown or expired.
 -- KEYS[1] the session hash {p = player id, e = expires at}
--- ARGV[1] now  ARGV[2] ttl  ARGV[3] renew every (accounts.py renew_every: at most ttl/4)
+-- ARGV[1] now  ARGV[2] ttl  ARGV[3] renew every (sessions.py renew_every: at most ttl/4)
 -- ARGV[4] session set key prefix (+ player id)
 -- ARGV[5] seconds Redis keeps the keys (ttl plus a margin; housekeeping only)  ARGV[6] digest
 local held = redis.call('HMGET', KEYS[1], 'p', 'e')

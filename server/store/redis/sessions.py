@@ -1,9 +1,7 @@
-"""Accounts, sessions and throttles in Redis (a part of ``RedisLeagueStore``).
+"""Sessions and throttles in Redis (a part of ``RedisLeagueStore``).
 
 Keys, beside the league's and under its ``{league}`` hash tag (one slot, Redis Cluster safe):
 
-- ``hearts:{league}:accounts`` hash: player id → account JSON
-- ``hearts:{league}:account:names`` hash: name key → player id
 - ``hearts:{league}:session:DIGEST`` hash: ``p`` player id, ``e`` expiry (the callers' clock);
   a Redis TTL a little past the expiry only cleans up, it never decides
 - ``hearts:{league}:sessions:ID`` set: the digests of the player's sessions (revoke all)
@@ -13,20 +11,10 @@ Keys, beside the league's and under its ``{league}`` hash tag (one slot, Redis C
 
 from __future__ import annotations
 
-import json
 import math
 
 from redis.commands.core import AsyncScript
 
-from server.store.accounts import (
-    REVOCATION_LOG,
-    Account,
-    AccountStore,
-    Session,
-    check_account,
-    check_finite,
-    renew_every,
-)
 from server.store.redis.client.connect import (
     Client,
     as_text,
@@ -35,85 +23,35 @@ from server.store.redis.client.connect import (
     stream_entries,
 )
 from server.store.redis.nonces import call_nonce
+from server.store.sessions import (
+    REVOCATION_LOG,
+    Session,
+    SessionStore,
+    check_finite,
+    renew_every,
+)
 
 KEY_MARGIN = 3600
 """Seconds past a session's expiry that Redis keeps its keys (housekeeping only)."""
 
 
-class RedisAccounts(AccountStore):
-    """Needs the league's ``_client``, ``_base``, ``_ladder_key``; ``_init_accounts`` sets up."""
+class RedisSessions(SessionStore):
+    """Needs the league's ``_client`` and ``_base``; ``_init_sessions`` sets up."""
 
     _client: Client
     _base: str
-    _ladder_key: str
 
-    def _init_accounts(self) -> None:
-        self._accounts_key = f"{self._base}:accounts"
-        self._account_names_key = f"{self._base}:account:names"
-        self._ladder_scores_key = f"{self._base}:ladder:scores"
+    def _init_sessions(self) -> None:
         self._session_prefix = f"{self._base}:session:"
         self._sessions_prefix = f"{self._base}:sessions:"
         self._revoked_key = f"{self._base}:revoked"
         self._revoke_script = self._register("session_revoke.lua")
-        self._create_account_script = self._register("account_create.lua")
-        self._password_script = self._register("account_password.lua")
         self._check_session_script = self._register("session_check.lua")
         self._revoke_all_script = self._register("session_revoke_all.lua")
         self._hit_script = self._register("throttle_hit.lua")
 
     def _register(self, name: str) -> AsyncScript:
         return self._client.register_script(load_script(name))
-
-    async def create_account(self, account: Account) -> bool:
-        check_account(account)
-        with store_errors():
-            created = await self._create_account_script(
-                keys=[
-                    self._accounts_key,
-                    self._account_names_key,
-                    self._ladder_key,
-                    self._ladder_scores_key,
-                ],
-                args=[account.player_id, account.name_key, json.dumps(account.to_value())],
-            )
-        return bool(created)
-
-    async def account_by_name(self, name_key: str) -> Account | None:
-        with store_errors():
-            pid = await self._client.hget(self._account_names_key, name_key)
-            if pid is None:
-                return None
-            encoded = await self._client.hget(self._accounts_key, pid)
-        return None if encoded is None else Account.from_value(json.loads(encoded))
-
-    async def account(self, player_id: str) -> Account | None:
-        with store_errors():
-            encoded = await self._client.hget(self._accounts_key, player_id)
-        return None if encoded is None else Account.from_value(json.loads(encoded))
-
-    async def set_password(self, player_id: str, password_hash: str) -> int:
-        if not password_hash:
-            raise ValueError("a password hash must not be empty")
-        old = await self.account(player_id)
-        if old is None:
-            return -1
-        new = Account(old.player_id, old.name, old.name_key, password_hash, old.created_at)
-        with store_errors():
-            return int(
-                await self._password_script(
-                    keys=[
-                        self._accounts_key,
-                        self._sessions_prefix + player_id,
-                        self._revoked_key,
-                    ],
-                    args=[
-                        player_id,
-                        json.dumps(new.to_value()),
-                        self._session_prefix,
-                        REVOCATION_LOG,
-                    ],
-                )
-            )
 
     async def create_session(
         self, token_digest: str, player_id: str, *, now: float, ttl: float

@@ -1,4 +1,4 @@
-"""The in-process accounts, sessions and throttles (a part of ``MemoryLeagueStore``).
+"""The in-process sessions and throttles (a part of ``MemoryLeagueStore``).
 
 As in the rest of the memory store, no method awaits between its reads and writes, so each is
 atomic under asyncio, like its Lua script in Redis. Sessions and the revocation log are written
@@ -8,28 +8,22 @@ in the embedded node), and restored from it; throttles stay in memory only.
 
 from __future__ import annotations
 
-from abc import abstractmethod
 from bisect import bisect_right
 
-from server.store.accounts import (
+from server.store.memory.journal import SessionJournal
+from server.store.sessions import (
     REVOCATION_LOG,
-    Account,
-    AccountStore,
     Session,
-    check_account,
+    SessionStore,
     check_finite,
     renew_every,
 )
-from server.store.memory.journal import SessionJournal
 
 
-class MemoryAccounts(AccountStore):
-    """The mixin's state is made by ``_init_accounts``; ``_account_created`` is the league's
-    hook to put a claimed guest's rating on the ladder."""
+class MemorySessions(SessionStore):
+    """The mixin's state is made by ``_init_sessions``."""
 
-    def _init_accounts(self, journal: SessionJournal | None = None) -> None:
-        self._account_values: dict[str, Account] = {}
-        self._account_names: dict[str, str] = {}  # name key -> player id
+    def _init_sessions(self, journal: SessionJournal | None = None) -> None:
         self._session_journal = journal if journal is not None else SessionJournal()
         restored = self._session_journal.restore()
         # digest -> (player id, expires at)
@@ -40,40 +34,6 @@ class MemoryAccounts(AccountStore):
         self._hits: dict[str, list[float]] = {}  # key -> attempt times, ascending
         self._revoked: list[str] = restored.revoked  # the revocation log's latest entries
         self._revoked_count = restored.revoked_count  # entries ever appended: its position
-
-    @abstractmethod
-    def _account_created(self, player_id: str) -> None:
-        """A new account: the league store lists it (on the ladder, once it has played)."""
-
-    def is_account(self, player_id: str) -> bool:
-        return player_id in self._account_values
-
-    async def create_account(self, account: Account) -> bool:
-        check_account(account)
-        if account.name_key in self._account_names or account.player_id in self._account_values:
-            return False
-        self._account_values[account.player_id] = account
-        self._account_names[account.name_key] = account.player_id
-        self._account_created(account.player_id)
-        return True
-
-    async def account_by_name(self, name_key: str) -> Account | None:
-        pid = self._account_names.get(name_key)
-        return None if pid is None else self._account_values[pid]
-
-    async def account(self, player_id: str) -> Account | None:
-        return self._account_values.get(player_id)
-
-    async def set_password(self, player_id: str, password_hash: str) -> int:
-        old = self._account_values.get(player_id)
-        if old is None:
-            return -1
-        if not password_hash:
-            raise ValueError("a password hash must not be empty")
-        self._account_values[player_id] = Account(
-            old.player_id, old.name, old.name_key, password_hash, old.created_at
-        )
-        return self._revoke_all(player_id)
 
     async def create_session(
         self, token_digest: str, player_id: str, *, now: float, ttl: float
@@ -119,11 +79,6 @@ class MemoryAccounts(AccountStore):
             self._revoked_count += len(digests)
             del self._revoked[:-REVOCATION_LOG]
 
-    def _revoke_all(self, player_id: str) -> int:
-        digests = sorted(self._player_sessions.get(player_id, set()))
-        self._end_sessions(digests, revoked=True)
-        return len(digests)
-
     async def revoke_session(self, token_digest: str) -> bool:
         if token_digest not in self._sessions:
             return False
@@ -138,7 +93,9 @@ class MemoryAccounts(AccountStore):
         return str(now), self._revoked[len(self._revoked) - (now - start) :] if now > start else []
 
     async def revoke_sessions(self, player_id: str) -> int:
-        return self._revoke_all(player_id)
+        digests = sorted(self._player_sessions.get(player_id, set()))
+        self._end_sessions(digests, revoked=True)
+        return len(digests)
 
     async def hit(self, key: str, *, now: float, window: float, limit: int) -> float:
         check_finite(now, window)

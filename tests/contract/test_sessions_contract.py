@@ -1,4 +1,5 @@
-"""The accounts half of the league store: every test runs on the memory and the Redis backend.
+"""The session store (sessions, revocations, throttles; the league store's base): every test
+runs on the memory and the Redis backend.
 
 A "peer" is another node's view of the same league (another Redis connection pool; for the
 in-process store, the same store): what one node revokes, the other refuses at once.
@@ -11,8 +12,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from server.store.accounts import Account, Session
 from server.store.league import LeagueStore
+from server.store.sessions import Session
 
 if TYPE_CHECKING:
     from tests.conftest import LeagueFactory
@@ -20,40 +21,6 @@ if TYPE_CHECKING:
 DIGEST_A = "a" * 64
 DIGEST_B = "b" * 64
 TTL = 100.0
-
-
-def account(pid: str = "p1", key: str = "ann", hashed: str = "$argon2id$one") -> Account:
-    return Account(pid, key.title(), key, hashed, 5.0)
-
-
-async def test_an_account_is_unique_by_name_key_and_by_player(league: LeagueStore) -> None:
-    assert await league.account("p1") is None
-    assert await league.account_by_name("ann") is None
-    assert await league.create_account(account())
-    assert await league.account("p1") == account()
-    assert await league.account_by_name("ann") == account()
-    assert not await league.create_account(account("p2", "ann"))  # the name is taken
-    assert not await league.create_account(account("p1", "bob"))  # the player has one
-    assert await league.account_by_name("bob") is None
-    assert await league.account("p2") is None
-
-
-async def test_racing_sign_ups_for_one_name_create_one_account(
-    league_factory: LeagueFactory,
-) -> None:
-    league = league_factory()
-    peer = league_factory.peer(league)
-    results = await asyncio.gather(
-        *((league if k % 2 else peer).create_account(account(f"p{k}", "ann")) for k in range(10))
-    )
-    assert results.count(True) == 1
-
-
-async def test_a_malformed_account_is_refused(league: LeagueStore) -> None:
-    with pytest.raises(ValueError):
-        await league.create_account(Account("p1", "Ann", "ann", "", 1.0))
-    with pytest.raises(ValueError):
-        await league.create_account(Account("", "Ann", "ann", "$h", 1.0))
 
 
 async def test_sessions_live_until_expiry_and_roll_when_used(league: LeagueStore) -> None:
@@ -91,15 +58,14 @@ async def test_revoking_one_session_leaves_the_other_and_every_node_sees_it(
     assert await league.revoke_sessions("p1") == 0
 
 
-async def test_a_new_password_revokes_every_session_at_once(league: LeagueStore) -> None:
-    assert await league.set_password("p1", "$argon2id$two") == -1  # no such account
-    assert await league.create_account(account())
+async def test_revoking_a_players_sessions_ends_all_of_them_and_no_one_elses(
+    league: LeagueStore,
+) -> None:
+    assert await league.revoke_sessions("p1") == 0  # nobody's sessions
     await league.create_session(DIGEST_A, "p1", now=0.0, ttl=TTL)
     await league.create_session(DIGEST_B, "p1", now=0.0, ttl=TTL)
     await league.create_session("c" * 64, "p2", now=0.0, ttl=TTL)
-    assert await league.set_password("p1", "$argon2id$two") == 2
-    stored = await league.account_by_name("ann")
-    assert stored is not None and stored.password_hash == "$argon2id$two"
+    assert await league.revoke_sessions("p1") == 2
     for digest in (DIGEST_A, DIGEST_B):
         assert await league.check_session(digest, now=1.0, ttl=TTL, renew_after=10.0) is None
     assert await league.check_session("c" * 64, now=1.0, ttl=TTL, renew_after=10.0) is not None
@@ -131,14 +97,13 @@ async def test_revocations_are_logged_for_every_node(league_factory: LeagueFacto
     peer = league_factory.peer(league)
     start, nothing = await peer.revocations("")
     assert nothing == []
-    assert await league.create_account(account())
     for digest in (DIGEST_A, DIGEST_B, "c" * 64, "d" * 64):
         await league.create_session(digest, "p1" if digest != "d" * 64 else "p2", now=0.0, ttl=TTL)
     assert await league.revoke_session(DIGEST_A)
     assert not await league.revoke_session(DIGEST_A)  # nothing revoked, nothing logged
     position, digests = await peer.revocations(start)
     assert digests == [DIGEST_A]
-    assert await league.set_password("p1", "$argon2id$new") == 2
+    assert await league.revoke_sessions("p1") == 2
     assert await league.revoke_sessions("p2") == 1
     later, digests = await peer.revocations(position)
     assert sorted(digests) == sorted([DIGEST_B, "c" * 64, "d" * 64])
