@@ -27,6 +27,7 @@ from .schema import (
     MAX_HASH,
     accounts,
     deleted_players,
+    push_settings,
     push_subscriptions,
     rating_history,
     ratings,
@@ -147,7 +148,7 @@ async def remove_account(connection: AsyncConnection, player_id: str) -> bool:
     )
     if gone.first() is None:
         return False
-    for table in (ratings, rating_history, push_subscriptions):
+    for table in (ratings, rating_history, push_subscriptions, push_settings):
         await connection.execute(sa.delete(table).where(table.c.player_id == player_id))
     tombstone = insert_or_skip(connection, deleted_players, index_elements=["player_id"])
     await connection.execute(tombstone.values(player_id=player_id))

@@ -22,7 +22,9 @@ import sqlalchemy as sa
 from .records import MAX_ID, MAX_KIND, MAX_NAME
 
 MAX_HASH = 256  # an argon2id PHC string is about 100 characters
-MAX_ENDPOINT = 1024  # a push service's subscription URL
+MAX_ENDPOINT = 2048  # a push service's subscription URL (the API refuses longer ones)
+MAX_LANG = 16
+MAX_LABEL = 64
 
 metadata = sa.MetaData(
     naming_convention={  # stable constraint names, so later migrations can name what they alter
@@ -165,4 +167,20 @@ push_subscriptions = sa.Table(
     sa.Column("player_id", sa.String(MAX_ID), nullable=False, index=True),
     sa.Column("keys", sa.JSON, nullable=False),  # the browser's p256dh and auth keys
     sa.Column("created_at", sa.Double, nullable=False),
+    # Issue 54 (revision 0002): the language its notifications are written in, and a short
+    # label the page gave the device ("Chrome on Android"), shown in the player's device list.
+    sa.Column("lang", sa.String(MAX_LANG), nullable=False, server_default="en"),
+    sa.Column("label", sa.String(MAX_LABEL), nullable=False, server_default=""),
+)
+
+# Which pushes a player wants (issue 54); no row: every kind, the defaults.
+push_settings = sa.Table(
+    "push_settings",
+    metadata,
+    sa.Column("player_id", sa.String(MAX_ID), primary_key=True),
+    sa.Column("turn_correspondence", sa.Boolean, nullable=False),
+    sa.Column("turn_live", sa.Boolean, nullable=False),
+    sa.Column("waited", sa.Boolean, nullable=False),  # a correspondence game waited 48 hours
+    sa.Column("game_end", sa.Boolean, nullable=False),  # a correspondence game ended
+    sa.Column("updated_at", sa.Double, nullable=False),
 )

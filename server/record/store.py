@@ -22,9 +22,11 @@ from server.core.ratings import Rating
 
 from . import accounts as account_rows
 from . import games as game_rows
+from . import push as push_rows
 from . import ratings as rating_rows
 from .engine import READ_ONLY, make_engine
 from .games import GameCursor, PlayerGame
+from .push import PushSettings, Subscription
 from .records import MAX_ID, GameRecord, RatingChange, check_changes, finite, text
 from .schema import server_keys
 from .upsert import insert_or_skip
@@ -158,6 +160,44 @@ class RecordStore:
                 sa.select(server_keys.c.value).where(server_keys.c.name == name)
             )
         return None if kept is None else bytes(kept)
+
+    # Push subscriptions (issue 54) ----------------------------------------------------------
+
+    async def add_subscription(self, subscription: Subscription) -> bool:
+        """Keep a device for its player (``push.add``); ``TooManyDevices`` past the limit."""
+        async with self.engine.begin() as connection:
+            return await push_rows.add(connection, subscription)
+
+    async def subscriptions(self, player_ids: Iterable[str]) -> dict[str, list[Subscription]]:
+        async with self._read() as connection:
+            return await push_rows.of_players(connection, player_ids)
+
+    async def push_targets(
+        self, player_ids: Iterable[str]
+    ) -> tuple[dict[str, list[Subscription]], dict[str, PushSettings]]:
+        """Each player's devices and push settings, in one read (the push sender's)."""
+        wanted = list(player_ids)
+        async with self._read() as connection:
+            devices = await push_rows.of_players(connection, wanted)
+            return devices, await push_rows.settings_of(connection, wanted)
+
+    async def remove_subscription(self, player_id: str, device: str) -> bool:
+        async with self.engine.begin() as connection:
+            return await push_rows.remove(connection, player_id, device)
+
+    async def drop_subscription(self, endpoint: str) -> bool:
+        async with self.engine.begin() as connection:
+            return await push_rows.drop(connection, endpoint)
+
+    async def push_settings(self, player_id: str) -> PushSettings:
+        async with self._read() as connection:
+            return (await push_rows.settings_of(connection, [player_id]))[player_id]
+
+    async def set_push_settings(
+        self, player_id: str, settings: PushSettings, *, now: float
+    ) -> None:
+        async with self.engine.begin() as connection:
+            await push_rows.put_settings(connection, player_id, settings, now)
 
     # Accounts -------------------------------------------------------------------------------
 
