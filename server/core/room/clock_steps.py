@@ -8,6 +8,7 @@ from server.core.rules import Phase
 from .clocks import clock_boots, connected_humans, deciding_seats, grace_period
 from .commands import ALL, Boot, RoomError, ShiftClocks, Tick
 from .game_steps import after_move
+from .notices import notice_waited
 from .shuffle_steps import missed_shuffle, shuffle_progress, try_deal
 from .state import Seat
 from .step import Step
@@ -69,6 +70,8 @@ def tick(run: Step, c: Tick) -> None:
                 missed_shuffle(run, j)
         shuffle_progress(run)
     try_deal(run)
+    if st.status == "playing" and st.options.pace == "correspondence":
+        notice_waited(run)  # 48 hours on one seat: the others may end the game
     if st.status != "playing" or st.options.pace != "live":
         return
     clocks = st.options.clocks

@@ -22,11 +22,15 @@ def next_deadline(state: RoomState) -> float | None:
         times.append(state.shuffle["deadline"])
     if state.archive_due is not None and state.unarchived:
         times.append(state.archive_due)
+    if state.push is not None and state.push["q"]:  # the push outbox (notices.py)
+        times.append(min(e[3] for e in state.push["q"]))
     if state.status != "playing":
         # Clocks run only in a game: a finished room with a vanished player must not be due.
         return min(times) if times else None
     clocks = state.options.clocks
     live = state.options.pace == "live"
+    if not live and (waited := waited_deadline(state)) is not None:
+        times.append(waited)
     humans_present: set[int] | None = None  # read only for a seat that is away (rare)
     for i, seat in enumerate(state.seats):
         if seat is None:
@@ -48,6 +52,22 @@ def next_deadline(state: RoomState) -> float | None:
                 humans_present = connected_humans(state)
             if not (humans_present - {i}):
                 times.append(seat.away_since + clocks.reconnect)
+    return min(times) if times else None
+
+
+def waited_deadline(state: RoomState) -> float | None:
+    """When a correspondence game will have waited long enough on a seat to tell the others
+    they may end it (``notices.notice_waited``; each decision is announced once)."""
+    wait = state.options.clocks.correspondence_wait
+    announced = state.push["w"] if state.push else ()
+    times = [
+        s.turn_since + wait
+        for i in deciding_seats(state)
+        if (s := state.seats[i]) is not None
+        and not s.is_bot
+        and s.turn_since is not None
+        and f"{i}:{s.turn_since}" not in announced
+    ]
     return min(times) if times else None
 
 

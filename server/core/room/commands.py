@@ -166,6 +166,25 @@ class GamesArchived:
 
 
 @dataclass(frozen=True, slots=True)
+class NoticesTaken:
+    """The shell took these notices of the push outbox to send (each stays, leased until
+    ``retry`` × 2^attempts from now) and dropped those (``core/room/notices.py``)."""
+
+    keys: tuple[str, ...]
+    drop: tuple[str, ...] = ()
+    retry: float = 15.0
+
+
+@dataclass(frozen=True, slots=True)
+class NoticesSent:
+    """These ``(player, key)`` pushes were delivered, or can never be: out of the outbox, and
+    no other push to those players from this room for ``interval`` seconds."""
+
+    done: tuple[tuple[str, str], ...]
+    interval: float = 60.0
+
+
+@dataclass(frozen=True, slots=True)
 class SeatPlayers:
     """Quick play: the matchmaker seats four entries (a player id and name, or a bot level)."""
 
@@ -194,4 +213,6 @@ Command = (
     | EndGame
     | ShiftClocks
     | GamesArchived
+    | NoticesTaken
+    | NoticesSent
 )

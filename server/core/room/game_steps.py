@@ -8,6 +8,7 @@ from server.core.rules import Game, Phase
 from .clocks import deciding_seats
 from .commands import ALL, EndGame, GamesArchived, RoomError
 from .game_view import DIRECTION_NAMES, trick_record
+from .notices import notice
 from .shuffle_steps import prepare_hand, publish_audit
 from .step import Step
 
@@ -100,6 +101,9 @@ def finish_game(run: Step) -> None:
     st.game_finished = run.now
     st.unarchived = [*st.unarchived, st.game_id]  # replaced, never changed: machine.clone
     st.archive_due = run.now
+    if st.options.pace == "correspondence":
+        for i in range(4):
+            notice(run, i, "ended")  # each away seat (notices.py)
 
 
 def games_archived(run: Step, c: GamesArchived) -> None:

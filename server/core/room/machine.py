@@ -34,6 +34,8 @@ from .commands import (
     GamesArchived,
     Join,
     Leave,
+    NoticesSent,
+    NoticesTaken,
     PassCards,
     PlayCard,
     Rematch,
@@ -46,6 +48,7 @@ from .commands import (
 )
 from .game_steps import after_move, end_game, games_archived, start_game
 from .game_view import names_of_seq
+from .notices import notice, notices_sent, notices_taken
 from .shuffle_steps import commit_secret, reveal_secret
 from .state import RoomState, Seat, TableOptions
 from .step import Step
@@ -126,6 +129,10 @@ def _dispatch(run: Step, command: Command) -> None:
             seat_players(run, command)
         case DropNode():
             drop_node(run, command)
+        case NoticesTaken():
+            notices_taken(run, command.keys, command.drop, command.retry)
+        case NoticesSent():
+            notices_sent(run, command.done, command.interval)
         case _:
             assert_never(command)  # mypy: every command of the union has its case
 
@@ -226,6 +233,8 @@ def _went_away(run: Step, i: int) -> None:
     if not seat.connected and not seat.is_bot:
         run.own_seat(i).away_since = run.now
         run.emit(ALL, "connection", seat=i, connected=False)
+        if seat.turn_since is not None and run.state.status == "playing":
+            notice(run, i, "turn")  # gone during its decision (a phone's screen went off)
 
 
 def fill_bots(run: Step, c: FillBots) -> None:

@@ -208,6 +208,9 @@ class RoomState:
     outage_seen: float = 0.0  # the last whole-service outage whose downtime was given back
     game_started: float = 0.0  # when the current (or last) game started
     game_finished: float = 0.0  # when it finished; 0 while it is in play
+    # The push outbox (issue 54, ``notices.py``): players to be told that the room needs them.
+    # None while empty (every live game whose seats are all at the table).
+    push: dict[str, Any] | None = None
 
     def seat_of(self, player: str) -> int | None:
         for i, seat in enumerate(self.seats):
@@ -245,6 +248,7 @@ class RoomState:
             self.outage_seen,
             self.game_started,
             self.game_finished,
+            self.push,
         ]
         return pack(value)
 
@@ -277,6 +281,7 @@ class RoomState:
             archive_due=v.get("archive_due"),
             game_started=v.get("game_started", 0.0),
             game_finished=v.get("game_finished", 0.0),
+            push=v.get("push"),
         )
 
 

@@ -16,6 +16,7 @@ from server.core.rules import Game, Phase
 
 from .clocks import clock_of, deciding_seats, grace_period
 from .commands import ALL, Event, RoomError
+from .notices import notice
 from .state import RoomState, Seat
 
 
@@ -108,6 +109,8 @@ class Step:
                 seat.bot_due = self.now + think
             else:
                 seat.turn_since = self.now
+                if not seat.conns:
+                    notice(self, i, "turn")  # away: the push outbox (notices.py)
             assert game is not None
             prompt: dict[str, Any] = {
                 "seat": i,
