@@ -38,6 +38,8 @@ ERRORS: dict[str, str] = {
     "not_bootable": "That seat cannot be booted now.",
     "cannot_end_game": "The game cannot be ended: it has not waited long enough on another seat.",
     "not_in_queue": "You are not waiting in the quick-play queue.",
+    "bad_subscription": "That push subscription cannot be used.",
+    "too_many_devices": "A player can have at most 10 devices for notifications; remove one.",
     "busy": "The room is busy; try again.",
     "bad_reveal": "That secret does not match the commitment you sent.",
     "audit_not_found": "No finished hand of this game has that number.",

@@ -26,11 +26,13 @@ from server.accounts.keys import signing_key
 from server.accounts.service import Accounts
 from server.config import Settings
 from server.core.room.game_view import game_view
+from server.core.room.notices import PushPolicy
 from server.core.room.state import parse_options
 from server.fanout.hub import Hub
 from server.fanout.presence import Presence
 from server.http.account_routes import account_routes, bearer_token
 from server.http.json_body import read_json, refused
+from server.http.push_routes import push_routes
 from server.league.archiving import Archiver
 from server.league.standings import Standings
 from server.net.connection import Closing, Connection
@@ -46,6 +48,8 @@ from server.play.bot_pool import BotPool
 from server.play.quickplay import QuickPlay
 from server.play.rooms import RoomService, public_info
 from server.play.scheduler import DeadlineAlarm, Scheduler
+from server.push.keys import VapidKeys
+from server.push.sender import PushSender
 from server.record.engine import default_data_dir, default_url
 from server.record.migrate import migrate
 from server.record.store import RecordStore
@@ -84,6 +88,13 @@ class Node:
         actors = Actors()
         self.hub = Hub(self.store, self.id, actors)
         alarm = DeadlineAlarm(clock, settings.scheduler_interval)
+        self.push = PushSender(  # Web Push: the rooms' push outboxes, sent (server/push/)
+            self.record,
+            VapidKeys(self.record, clock),
+            contact=settings.vapid_contact,
+            allow_loopback=settings.push_allow_loopback,
+            clock=clock,
+        )
         self.rooms = RoomService(
             self.store,
             self.bots,
@@ -93,6 +104,8 @@ class Node:
             on_events=self.hub.committed,
             on_unknown=self.hub.outcome_unknown,
             archive=Archiver(self.record, self.store, clock).archive,
+            push=self.push.deliver,
+            push_policy=PushPolicy(settings.push_interval, settings.push_retry),
         )
         self.scheduler = Scheduler(self.rooms, alarm, settings.outage_after)
         self.presence = Presence(self.id, self.rooms, self.hub, settings.node_ttl)
@@ -118,6 +131,7 @@ class Node:
     async def start(self) -> None:
         await migrate(self.record.engine)  # a no-op when the schema is current
         await self.accounts.start()  # the guest tokens' signing key, kept in the record
+        await self.push.start()  # the VAPID key pair, kept in the record
         # A new outage is recorded before the rooms read it, and both before any tick.
         await self.scheduler.recover_downtime()
         await self.rooms.start()
@@ -163,6 +177,7 @@ class Node:
                 await self._revocations
         await self.quickplay.stop()
         await self.scheduler.stop()
+        await self.push.stop()
         await self.presence.stop()
         await self.hub.stop()
         self.bots.close()
@@ -271,6 +286,14 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
             return FileResponse(page)
         return PlainTextResponse("Hearts Live: the web client is not built yet; see README.")
 
+    async def service_worker(request: Request) -> Response:
+        # From the root, so its scope is the whole site (a worker's scope is its folder).
+        return FileResponse(
+            STATIC / "sw.js",
+            media_type="text/javascript",
+            headers={"cache-control": "no-cache"},
+        )
+
     async def player_page(request: Request) -> Response:
         return FileResponse(STATIC / "player.html")
 
@@ -332,6 +355,14 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
         Route("/api/rooms/{code}", room_info),
         Route("/api/ladder", ladder),
         Route("/api/players/{player}", player_info),
+        *push_routes(
+            node.record,
+            node.push.keys,
+            bearer,
+            time.time,
+            allow_loopback=settings.push_allow_loopback,
+        ),
+        Route("/sw.js", service_worker),
         Route("/", index),
         Route("/r/{code}", index),
         Route("/p/{player}", player_page),

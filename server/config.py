@@ -66,6 +66,22 @@ class Settings:
     ws_fast_path: bool = True
     node_ttl: float = 10.0  # a node silent this long is dead: its sockets stop counting
     accounts: AccountPolicy = field(default_factory=AccountPolicy)  # sessions, throttles
+    # Web Push (server/push/): the VAPID ``sub`` a push service may write to (mailto: or https:;
+    # "" takes PUBLIC_URL when it is https), at most one push per room and player per
+    # push_interval seconds, a failed push offered again push_retry, 2x, 4x, ... seconds later.
+    push_contact: str = ""
+    push_interval: float = 60.0
+    push_retry: float = 15.0
+    # Tests only: subscriptions may name a push service on a loopback address, over http too.
+    push_allow_loopback: bool = False
+
+    @property
+    def vapid_contact(self) -> str:
+        if self.push_contact:
+            return self.push_contact
+        if self.public_url.startswith("https://"):
+            return self.public_url.rstrip("/")
+        return "mailto:hearts@localhost"
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -108,4 +124,8 @@ class Settings:
             ws_ping_interval=_float("HEARTS_WS_PING_INTERVAL", 20.0),
             ws_fast_path=env.get("HEARTS_WS_FAST_PATH", "1") not in ("0", "false", "no"),
             accounts=AccountPolicy.from_env(env),
+            push_contact=env.get("HEARTS_PUSH_CONTACT", ""),
+            push_interval=_float("HEARTS_PUSH_INTERVAL", 60.0),
+            push_retry=_float("HEARTS_PUSH_RETRY", 15.0),
+            push_allow_loopback=env.get("HEARTS_PUSH_ALLOW_LOOPBACK", "0") in ("1", "true"),
         )

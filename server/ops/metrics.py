@@ -84,6 +84,18 @@ ARCHIVE_LAG = Histogram(
     buckets=ARCHIVE_LAG_BUCKETS,
     registry=REGISTRY,
 )
+PUSHES = Counter(
+    "hearts_pushes_total",
+    "Web Push requests to push services by outcome (delivered, gone, refused, failed, blocked)",
+    ["outcome"],
+    registry=REGISTRY,
+)
+PUSH_SECONDS = Histogram(
+    "hearts_push_request_seconds",
+    "One Web Push request, from resolving the push service to its answer (server/push/)",
+    buckets=ARCHIVE_LAG_BUCKETS,
+    registry=REGISTRY,
+)
 FRAMES_OUT = Tally("hearts_frames_sent", "Frames written to clients")
 REGISTRY.register(TallyCollector([COMMITS, STORE_CALLS, FRAMES_OUT], [COMMANDS]))
 

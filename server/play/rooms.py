@@ -9,6 +9,7 @@ commit, so nobody sees a move that is not stored.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
 import time
@@ -25,12 +26,15 @@ from server.core.room.commands import (
     Command,
     Event,
     GamesArchived,
+    NoticesSent,
+    NoticesTaken,
     RoomError,
     ShiftClocks,
     Tick,
 )
 from server.core.room.due import BotTurn, bot_moved, due
 from server.core.room.machine import new_room, step
+from server.core.room.notices import Notice, PushPolicy, notices_due
 from server.core.room.state import RoomState, TableOptions
 from server.league.archiving import GAME_RECORD, game_value
 from server.ops import metrics
@@ -77,6 +81,9 @@ def archive_of(state: RoomState, events: list[Event]) -> Archive | None:
 ArchiveGames = Callable[[str, Sequence[str]], Awaitable[tuple[ArchivedGame, ...] | None]]
 """Hands a room's finished games to the store of record: those it took, or None to retry."""
 
+DeliverPushes = Callable[[Sequence[Notice]], Awaitable[tuple[tuple[str, str], ...]]]
+"""Sends notices of a room's push outbox: the ``(player, key)`` of those done."""
+
 
 class RoomService:
     """Runs commands on rooms and commits each step; tells its collaborators what it committed.
@@ -86,7 +93,9 @@ class RoomService:
     (this node's sockets get them at once); ``on_unknown(room)`` after a commit whose outcome
     is unknown (the store did not answer: if it was applied after all, its events reach nobody
     through ``on_events``, so the room's sockets are caught up from the store instead);
-    ``archive(room, game_ids)`` when finished games are due for the store of record.
+    ``archive(room, game_ids)`` when finished games are due for the store of record;
+    ``push(notices)`` with the notices a tick took from a room's push outbox, after that tick
+    committed, in a task of its own (``server/push/sender.py``); without it they are dropped.
     """
 
     def __init__(
@@ -101,6 +110,8 @@ class RoomService:
         on_events: Callable[[str, int, list[Event]], None] | None = None,
         on_unknown: Callable[[str], None] | None = None,
         archive: ArchiveGames | None = None,
+        push: DeliverPushes | None = None,
+        push_policy: PushPolicy | None = None,
     ) -> None:
         self.store = store
         self.bots = bots
@@ -111,6 +122,9 @@ class RoomService:
         self.on_events = on_events
         self.on_unknown = on_unknown
         self.archive = archive
+        self.push = push
+        self.push_policy = push_policy or PushPolicy()
+        self._pushing: set[asyncio.Task[None]] = set()
         self.outage: tuple[float, float] | None = None  # the last outage (ended, delta)
 
     async def start(self) -> None:
@@ -276,15 +290,20 @@ class RoomService:
                         return
                     raise
                 assert state is not None
-                new, events = await self._due_steps(state)
+                new, events, taken = await self._due_steps(state)
                 # Commit even with no events: the claim moved the deadline, this sets the real one.
                 if await self._commit(actor, new, events, new.to_bytes()):
+                    if taken:
+                        self._send(room_id, taken)  # only now: the lease is committed
                     return
             log.warning("room %s: tick gave up after %d conflicts", room_id, MAX_ATTEMPTS)
 
-    async def _due_steps(self, state: RoomState) -> tuple[RoomState, list[Event]]:
+    async def _due_steps(
+        self, state: RoomState
+    ) -> tuple[RoomState, list[Event], tuple[Notice, ...]]:
         """A tick's steps: what the room says is due (``core.room.due``), fetched and stepped
-        in one at a time, then ``Tick``."""
+        in one at a time, then ``Tick``, then the push outbox's due notices taken (to send
+        once this commits)."""
         now = self.clock()
         state, events = self._catch_up(state, now)
         bot_moves = 0
@@ -301,7 +320,34 @@ class RoomService:
                 state, evs = step(state, archived, now)
             events += evs
         state, evs = step(state, Tick(), now)
-        return state, events + evs
+        events += evs
+        taken: tuple[Notice, ...] = ()
+        if (ready := notices_due(state, now)) is not None:
+            taken, drop = ready.send, ready.drop
+            if self.push is None:  # this service sends no pushes (a matchmaker's, a test's)
+                taken, drop = (), drop + tuple(n.key for n in ready.send)
+            keys = tuple(n.key for n in taken)
+            state, evs = step(state, NoticesTaken(keys, drop, self.push_policy.retry), now)
+            events += evs
+        return state, events, taken
+
+    def _send(self, room_id: str, notices: tuple[Notice, ...]) -> None:
+        task = asyncio.create_task(self._deliver(room_id, notices), name=f"push {room_id}")
+        self._pushing.add(task)
+        task.add_done_callback(self._pushing.discard)
+
+    async def _deliver(self, room_id: str, notices: tuple[Notice, ...]) -> None:
+        """Off the room's actor: send, then take what is done out of the outbox. A failure
+        anywhere leaves the notices leased in the room, to be offered again."""
+        assert self.push is not None
+        try:
+            done = await self.push(notices)
+            if done:
+                await self.apply(room_id, NoticesSent(done, self.push_policy.interval))
+        except HeartsError as e:
+            log.info("room %s: pushes sent, not yet confirmed (%s)", room_id, e.code)
+        except Exception:
+            log.warning("room %s: pushes failed; offered again later", room_id, exc_info=True)
 
 
 def public_info(state: RoomState) -> dict[str, Any]:
