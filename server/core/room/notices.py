@@ -32,13 +32,19 @@ when it was made, for its time to live). Steps replace the dict, never change it
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .clocks import deciding_seats
+from .commands import Event
 from .state import RoomState
 
-if TYPE_CHECKING:
-    from .step import Step
+
+class Step(Protocol):
+    """What these functions use of a step in progress (``step.Step``, which calls them)."""
+
+    state: RoomState
+    now: float
+    events: list[Event]
 
 KINDS = ("turn", "waited", "ended")
 MAX_RETRY = 900.0  # the longest wait between two attempts at one push
