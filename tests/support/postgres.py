@@ -4,7 +4,8 @@ Never the machine's shared server (127.0.0.1:5432): ``LocalPostgres`` runs ``ini
 fresh temp dir and starts its own ``postgres`` on a free 127.0.0.1 port, with its Unix socket in
 that temp dir, trust authentication for the superuser ``hearts``, and durability off (fsync,
 synchronous commit, full-page writes: a scratch server; the figures that matter here, bytes on
-disk, do not depend on them). ``stop()`` kills it and removes the dir.
+disk, do not depend on them). ``stop()`` kills it and removes the dir. ``halt()`` and
+``resume()`` stop it as an outage would and start it again, same port, same data.
 
 As root: PostgreSQL refuses to run as root, so the server's commands run as the unprivileged
 ``postgres`` user (``runuser -u postgres --``; Debian's postgresql package creates the user) and
@@ -60,6 +61,7 @@ class LocalPostgres:
         self.data = self.root / "data"
         self.sockets = self.root / "sockets"
         self.port = 0
+        self._options = ""  # the server's command-line options, kept for ``resume``
         self._as_user: list[str] = []
         if os.geteuid() == 0:
             account = pwd.getpwnam(RUN_AS)  # KeyError: no postgres user to run it as
@@ -95,17 +97,36 @@ class LocalPostgres:
                 " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
                 " -c max_connections=50 -c shared_buffers=32MB"
             )
-            log = self.root / "postgres.log"
             try:
-                self._run(
-                    str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(log),
-                    "-o", options, "-w", "-t", "30", "start",
-                )  # fmt: skip
+                self._pg_ctl_start(options)
                 return
             except RuntimeError as exc:
-                last = f"{exc}\n{log.read_text() if log.exists() else ''}"
+                last = f"{exc}\n{self.log.read_text() if self.log.exists() else ''}"
                 time.sleep(0.1)
         raise RuntimeError(f"could not start a private PostgreSQL: {last}")
+
+    @property
+    def log(self) -> Path:
+        return self.root / "postgres.log"
+
+    def _pg_ctl_start(self, options: str) -> None:
+        self._run(
+            str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.log),
+            "-o", options, "-w", "-t", "30", "start",
+        )  # fmt: skip
+        self._options = options
+
+    def halt(self) -> None:
+        """Stop the server as an outage would (``pg_ctl stop -m fast``: every client is
+        disconnected, and new connections are refused); its data and port stay, for
+        ``resume``."""
+        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")
+
+    def resume(self) -> None:
+        """Start the server again after ``halt``: the same port, options and data."""
+        if not self._options:
+            raise RuntimeError("resume() is for a server that start() started")
+        self._pg_ctl_start(self._options)
 
     def url(self, database: str = "postgres") -> str:
         return f"postgresql+asyncpg://{SUPERUSER}@127.0.0.1:{self.port}/{database}"
