@@ -43,6 +43,9 @@ ERRORS: dict[str, str] = {
     "busy": "The room is busy; try again.",
     "bad_reveal": "That secret does not match the commitment you sent.",
     "audit_not_found": "No finished hand of this game has that number.",
+    "game_not_found": "No finished game has that id.",
+    "game_in_play": "That game is still being played: its record opens when it is over.",
+    "bad_cursor": "That page cursor is not one this list gave; start again from the first page.",
     "internal_error": "Something went wrong on the server; the move was not made.",
     "store_unavailable": "The game store cannot be reached right now; nothing was changed. "
     "Try again in a moment.",

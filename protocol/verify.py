@@ -6,9 +6,11 @@ derive, each seat passed three cards it was dealt, and each card played was in t
 hand at that moment. With ``own`` (the checking seat's own notes), it also checks the record
 against what that seat saw: its secret, its cards, the commitments it was shown.
 
-Command line: ``python -m protocol.verify AUDIT_FILE [--own OWN_FILE]`` (or ``hearts-verify``);
-exit 0 verified, 1 problems found, 2 unreadable input. What this does and does not prove is
-in ``docs/fair-deal.md``.
+Command line: ``python -m protocol.verify FILE [--own OWN_FILE]`` (or ``hearts-verify``), where
+FILE is one hand's audit record or a whole downloaded game (``hearts-game/1``,
+``protocol/game_file.py``: every hand is checked, one verdict each); exit 0 verified, 1
+problems found, 2 unreadable input. What this does and does not prove is in
+``docs/fair-deal.md`` and ``docs/game-format.md``.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from protocol.audit import (
     pass_target,
 )
 from protocol.cards import card_name, cards_in, mask_of, parse_card, suit_of
+from protocol.game_file import FORMAT, GameCheck, check_game, is_game_document
 from protocol.shuffle import (
     SEATS,
     absent_secret,
@@ -42,7 +45,15 @@ from protocol.shuffle import (
     server_commitment,
 )
 
-__all__ = ["RecordCheck", "check_record", "main", "verify_audit", "verify_checked", "verify_parsed"]
+__all__ = [
+    "RecordCheck",
+    "check_record",
+    "main",
+    "verify_audit",
+    "verify_checked",
+    "verify_game",
+    "verify_parsed",
+]
 
 _TWO_CLUBS = parse_card("2C")
 
@@ -65,6 +76,17 @@ def verify_audit(audit: Mapping[str, Any], own: Mapping[str, Any] | None = None)
     """
     mine = None if own is None else parse_own(own)
     return verify_checked(check_record(audit), mine)
+
+
+def verify_game(document: Mapping[str, Any]) -> GameCheck:
+    """Every hand of a downloaded game (``hearts-game/1``): each audit as ``verify_audit``
+    checks it, and each hand's summary against its audit (``protocol/game_file.py``).
+
+    >>> verify_game({"format": "hearts-game/1", "game": "g", "options": {}, "hands": [],
+    ...              "scores": [0, 0, 0, 0]}).verified
+    True
+    """
+    return check_game(document, verify_audit)
 
 
 def verify_parsed(audit: Audit, own: OwnRecord | None = None) -> list[str]:
@@ -328,17 +350,48 @@ def _load(path: str, what: str) -> Mapping[str, Any]:
     return value
 
 
+def _print_game(check: GameCheck) -> int:
+    for hand in check.hands:
+        if hand.problems:
+            print(f"NOT verified: game {check.game} hand {hand.number}")
+            for problem in hand.problems:
+                print(f"- {problem}")
+        else:
+            print(f"verified: game {check.game} hand {hand.number}")
+    for problem in check.problems:
+        print(f"- game {check.game}: {problem}")
+    bad = sum(1 for hand in check.hands if hand.problems)
+    if check.verified:
+        print(f"verified: game {check.game}, all {len(check.hands)} hands")
+        return 0
+    print(f"NOT verified: game {check.game}, {bad} of {len(check.hands)} hands with problems")
+    return 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """``hearts-verify AUDIT_FILE [--own OWN_FILE]``: 0 verified, 1 problems, 2 unreadable."""
+    """``hearts-verify FILE [--own OWN_FILE]``: 0 verified, 1 problems, 2 unreadable. FILE is
+    an audit record or a game document (``hearts-game/1``, which takes no ``--own``)."""
     parser = argparse.ArgumentParser(
         prog="hearts-verify",
-        description="Check a Hearts fair-deal audit record (see docs/fair-deal.md).",
+        description="Check a Hearts fair-deal audit record, or every hand of a downloaded game "
+        "(see docs/fair-deal.md and docs/game-format.md).",
     )
-    parser.add_argument("audit", metavar="AUDIT_FILE", help="the audit record (JSON; - for stdin)")
+    parser.add_argument(
+        "audit", metavar="FILE", help="an audit record or a downloaded game (JSON; - for stdin)"
+    )
     parser.add_argument("--own", metavar="OWN_FILE", help="your seat's own record (JSON)")
     args = parser.parse_args(argv)
     try:
         record = _load(args.audit, "audit record")
+        if is_game_document(record):
+            if record.get("format") != FORMAT:
+                raise _Unreadable(
+                    f"{args.audit}: a game of format {record.get('format')!r}; this verifier "
+                    f"reads {FORMAT}"
+                )
+            if args.own is not None:
+                raise _Unreadable("--own goes with one hand's audit record, not a whole game")
+            return _print_game(verify_game(record))
         own = None if args.own is None else _load(args.own, "own record")
         problems = verify_audit(record, own)
     except _Unreadable as exc:

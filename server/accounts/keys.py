@@ -39,16 +39,20 @@ class FixedKey:
 
 
 class KeptKey:
-    """The key kept in the store of record under ``KEY_NAME``, made on first use. Two nodes
-    starting at once both offer a new key; ``put_server_key`` keeps one and both get it."""
+    """The key kept in the store of record under ``name`` (``KEY_NAME`` unless told: the
+    game list's cursors keep theirs as ``cursor_key``), made on first use. Two nodes starting
+    at once both offer a new key; ``put_server_key`` keeps one and both get it."""
 
-    def __init__(self, records: RecordStore, clock: Callable[[], float]) -> None:
+    def __init__(
+        self, records: RecordStore, clock: Callable[[], float], name: str = KEY_NAME
+    ) -> None:
         self._records = records
         self._clock = clock
+        self._name = name
 
     async def key(self) -> bytes:
         offered = secrets.token_bytes(KEY_BYTES)
-        return await self._records.put_server_key(KEY_NAME, offered, now=self._clock())
+        return await self._records.put_server_key(self._name, offered, now=self._clock())
 
 
 def signing_key(

@@ -31,7 +31,9 @@ STATUS = {
     "bad_token": 401,
     "wrong_credentials": 401,
     "room_not_found": 404,
+    "game_not_found": 404,
     "name_taken": 409,
+    "game_in_play": 409,
     "unsupported_media_type": 415,
     "too_many_attempts": 429,
 }

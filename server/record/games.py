@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from .hand_codec import FORMAT, decode_hands, encode_hands
-from .records import GameRecord, HandRecord, SeatRecord
+from .records import SEATS, GameRecord, HandRecord, SeatRecord
 from .schema import game_seats, games
 from .upsert import insert_or_skip
 
@@ -43,6 +43,8 @@ class PlayerGame:
     winners: tuple[int, ...]
     rating_before: int | None
     rating_after: int | None
+    names: tuple[str | None, ...] = ()  # the four seats' names (None: a deleted player)
+    bots: tuple[str | None, ...] = ()  # the four seats' bot levels (None: a person)
 
     @property
     def cursor(self) -> GameCursor:
@@ -55,11 +57,9 @@ def encoded_hands(record: GameRecord) -> bytes:
     return encode_hands([(hand.over, hand.audit) for hand in record.hands])
 
 
-async def insert_game(
-    connection: AsyncConnection, record: GameRecord, encoded: bytes
-) -> bool:
-    """Write the game, its seats and its hands; False, writing nothing, if its id is kept."""
-    row = {
+def game_row(record: GameRecord, encoded: bytes) -> dict[str, Any]:
+    """The ``games`` row of a record whose hands are ``encoded`` (``encoded_hands``)."""
+    return {
         "game_id": record.game_id,
         "room_id": record.room_id,
         "kind": record.kind,
@@ -73,11 +73,11 @@ async def insert_game(
         "hands_format": FORMAT,
         "hands": encoded,
     }
-    statement = insert_or_skip(connection, games, index_elements=["game_id"])
-    inserted = await connection.execute(statement.values(row).returning(games.c.game_id))
-    if inserted.first() is None:
-        return False  # kept already (a retry, or another node): the key made this a no-op
-    seats = [
+
+
+def seat_rows(record: GameRecord) -> list[dict[str, Any]]:
+    """The record's four ``game_seats`` rows."""
+    return [
         {
             "game_id": record.game_id,
             "seat": seat.seat,
@@ -90,17 +90,39 @@ async def insert_game(
         }
         for seat in record.seats
     ]
-    await connection.execute(sa.insert(game_seats), seats)
+
+
+async def insert_game(
+    connection: AsyncConnection, record: GameRecord, encoded: bytes
+) -> bool:
+    """Write the game, its seats and its hands; False, writing nothing, if its id is kept."""
+    statement = insert_or_skip(connection, games, index_elements=["game_id"])
+    inserted = await connection.execute(
+        statement.values(game_row(record, encoded)).returning(games.c.game_id)
+    )
+    if inserted.first() is None:
+        return False  # kept already (a retry, or another node): the key made this a no-op
+    await connection.execute(sa.insert(game_seats), seat_rows(record))
     return True
 
 
+_SEAT_COLUMNS = ("participant_id", "name", "bot", "rating_before", "rating_after")
+
+
 async def read_game(connection: AsyncConnection, game_id: str) -> GameRecord | None:
-    game = (await connection.execute(sa.select(games).where(games.c.game_id == game_id))).first()
+    """The kept game, or None: one query (the game's row joined with its four seats by their
+    primary key), since a game's page is one round trip more or less on every view."""
+    each = [game_seats.alias(f"seat{k}") for k in range(SEATS)]
+    query = sa.select(
+        games, *(getattr(seat.c, name) for seat in each for name in _SEAT_COLUMNS)
+    ).select_from(games)
+    for k, seat in enumerate(each):
+        query = query.join(seat, sa.and_(seat.c.game_id == games.c.game_id, seat.c.seat == k))
+    game = (await connection.execute(query.where(games.c.game_id == game_id))).first()
     if game is None:
         return None
-    seats = await connection.execute(
-        sa.select(game_seats).where(game_seats.c.game_id == game_id).order_by(game_seats.c.seat)
-    )
+    width = len(_SEAT_COLUMNS)
+    seated = game[len(games.c) :]
     kept_hands = [
         HandRecord(number, over, audit)
         for number, (over, audit) in enumerate(
@@ -119,10 +141,7 @@ async def read_game(connection: AsyncConnection, game_id: str) -> GameRecord | N
         rated=game.rated,
         departures=tuple(game.departures),
         seats=tuple(
-            SeatRecord(
-                s.seat, s.participant_id, s.name, s.bot, s.rating_before, s.rating_after
-            )
-            for s in seats
+            SeatRecord(k, *seated[k * width : (k + 1) * width]) for k in range(SEATS)
         ),
         hands=tuple(kept_hands),
     )
@@ -131,47 +150,56 @@ async def read_game(connection: AsyncConnection, game_id: str) -> GameRecord | N
 async def games_of(
     connection: AsyncConnection, player_id: str, before: GameCursor | None, limit: int
 ) -> list[PlayerGame]:
-    """The player's games finished before ``before`` (all if None), newest first: one range
-    scan of ``ix_game_seats_player`` however deep the page."""
+    """The player's games finished before ``before`` (all if None), newest first, each with
+    its four seats' names and bots: one query, a range scan of ``ix_game_seats_player`` however
+    deep the page, and per game its row and its four seats by primary key (no query per game)."""
     if not 1 <= limit <= MAX_PAGE:
         raise ValueError(f"a page holds 1 to {MAX_PAGE} games")
+    mine = game_seats.alias("mine")
+    each = [game_seats.alias(f"seat{k}") for k in range(SEATS)]
+    query = sa.select(
+        games.c.game_id,
+        games.c.room_id,
+        games.c.kind,
+        mine.c.finished_at,
+        games.c.rated,
+        mine.c.seat,
+        games.c.scores,
+        games.c.winners,
+        mine.c.rating_before,
+        mine.c.rating_after,
+        *(column for seat in each for column in (seat.c.name, seat.c.bot)),
+    ).select_from(mine.join(games, games.c.game_id == mine.c.game_id))
+    for k, seat in enumerate(each):
+        query = query.join(seat, sa.and_(seat.c.game_id == mine.c.game_id, seat.c.seat == k))
     query = (
-        sa.select(
-            games.c.game_id,
-            games.c.room_id,
-            games.c.kind,
-            game_seats.c.finished_at,
-            games.c.rated,
-            game_seats.c.seat,
-            games.c.scores,
-            games.c.winners,
-            game_seats.c.rating_before,
-            game_seats.c.rating_after,
-        )
-        .join(games, games.c.game_id == game_seats.c.game_id)
-        .where(game_seats.c.participant_id == player_id)
-        .order_by(game_seats.c.finished_at.desc(), game_seats.c.game_id.desc())
+        query.where(mine.c.participant_id == player_id)
+        .order_by(mine.c.finished_at.desc(), mine.c.game_id.desc())
         .limit(limit)
     )
     if before is not None:
-        key = sa.tuple_(game_seats.c.finished_at, game_seats.c.game_id)
+        key = sa.tuple_(mine.c.finished_at, mine.c.game_id)
         query = query.where(key < sa.tuple_(sa.literal(before.finished_at), before.game_id))
-    rows = await connection.execute(query)
-    return [
-        PlayerGame(
-            r.game_id,
-            r.room_id,
-            r.kind,
-            r.finished_at,
-            r.rated,
-            r.seat,
-            tuple(r.scores),
-            tuple(r.winners),
-            r.rating_before,
-            r.rating_after,
+    lines = []
+    for r in await connection.execute(query):
+        seats = r[10:]
+        lines.append(
+            PlayerGame(
+                r.game_id,
+                r.room_id,
+                r.kind,
+                r.finished_at,
+                r.rated,
+                r.seat,
+                tuple(r.scores),
+                tuple(r.winners),
+                r.rating_before,
+                r.rating_after,
+                names=tuple(seats[0::2]),
+                bots=tuple(seats[1::2]),
+            )
         )
-        for r in rows
-    ]
+    return lines
 
 
 def _scrubbed(

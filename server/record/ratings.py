@@ -26,6 +26,7 @@ from .upsert import insert_or_skip
 from .values import HistoryPoint, LadderRow, PlayerRating
 
 MAX_ROWS = 200
+MAX_HISTORY = 1000  # a player page plots this many points (docs/protocol.md)
 
 
 class RatingConflict(Exception):
@@ -139,8 +140,8 @@ async def set_ladder(connection: AsyncConnection, player_id: str, on: bool) -> N
 async def history(connection: AsyncConnection, player_id: str, limit: int) -> list[HistoryPoint]:
     """The participant's rating after each of its latest games, newest first (all of them are
     kept; ``limit`` pages)."""
-    if not 1 <= limit <= MAX_ROWS:
-        raise ValueError(f"between 1 and {MAX_ROWS} points at a time")
+    if not 1 <= limit <= MAX_HISTORY:
+        raise ValueError(f"between 1 and {MAX_HISTORY} points at a time")
     rows = await connection.execute(
         sa.select(rating_history)
         .where(rating_history.c.player_id == player_id)
