@@ -31,8 +31,8 @@ from server.core.room.state import parse_options
 from server.fanout.hub import Hub
 from server.fanout.presence import Presence
 from server.http.account_routes import account_routes, bearer_token
-from server.http.game_routes import game_routes
 from server.http.json_body import read_json, refused
+from server.http.me_routes import me_routes
 from server.http.push_routes import push_routes
 from server.league.archiving import Archiver
 from server.league.standings import Standings
@@ -364,7 +364,7 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
             allow_loopback=settings.push_allow_loopback,
         ),
         Route("/sw.js", service_worker),
-        *game_routes(node.record, node.rooms.load, STATIC / "game.html"),
+        *me_routes(node.rooms, bearer, time.time),
         Route("/", index),
         Route("/r/{code}", index),
         Route("/p/{player}", player_page),

@@ -154,6 +154,8 @@ class RoomService:
             )
             stored = [StoredEvent(k + 1, encode_event(e)) for k, e in enumerate(events)]
             data = state.to_bytes()
+            if host is not None:
+                await self.store.index_seats(room_id, [host], ())  # before: never missing
             if await self.store.create_room(room_id, data, stored, next_deadline(state)):
                 self.actors.get(room_id).keep(state, data, 1)
                 return state
@@ -226,6 +228,14 @@ class RoomService:
         deadline = next_deadline(new)
         # A room lives while in play and while its outbox holds a game; then it may lapse.
         ttl = None if new.status == "playing" or new.unarchived else self.retention
+        before, after = _players(actor.state), _players(new)
+        if before != after:  # the players' index: a room is added before, taken out after
+            joined = [p for p in after if p is not None and p not in before]
+            try:
+                if joined:
+                    await self.store.index_seats(actor.room_id, joined, ())
+            except StoreUnavailable as e:
+                raise RoomError("store_unavailable") from e
         try:
             ok = await self.store.commit(
                 actor.room_id, actor.version, data, stored, deadline, archive_of(new, events), ttl
@@ -251,7 +261,33 @@ class RoomService:
             self.on_commit(actor.room_id, deadline)
         if self.on_events is not None:
             self.on_events(actor.room_id, first, events)
+        if before != after:
+            await self._unseated(actor.room_id, [p for p in before if p and p not in after])
         return True
+
+    async def _unseated(self, room_id: str, players: list[str]) -> None:
+        """Take the room out of these players' index (a failure leaves an entry that readers
+        check and drop: ``my_games``)."""
+        if players:
+            try:
+                await self.store.index_seats(room_id, (), players)
+            except StoreUnavailable:
+                log.info("room %s: the players' index keeps a left seat for now", room_id)
+
+    async def seated_rooms(self, player: str) -> list[RoomState]:
+        """The rooms in play or open that seat ``player``, by the index; entries that no longer
+        hold (the seat went to a bot, the game ended, the room lapsed) are taken out."""
+        found: list[RoomState] = []
+        stale: list[str] = []
+        for room_id in await self.store.seated_rooms(player):
+            state = await self.load(room_id)
+            if state is None or state.seat_of(player) is None or state.status == "finished":
+                stale.append(room_id)
+            else:
+                found.append(state)
+        for room_id in stale:
+            await self._unseated(room_id, [player])
+        return found
 
     # -- finished hands -----------------------------------------------------------------------
 
@@ -305,9 +341,6 @@ class RoomService:
         in one at a time, then ``Tick``, then the push outbox's due notices taken (to send
         once this commits)."""
         now = self.clock()
-        # Only a game whose end is committed has its records in the store for the archive; a
-        # game a bot ends in this tick is archived by the next tick, after this one commits.
-        committed = set(state.unarchived)
         state, events = self._catch_up(state, now)
         bot_moves = 0
         while (need := due(state, now, bot_moves)) is not None:
@@ -317,8 +350,6 @@ class RoomService:
                 bot_moves += 1
             elif self.archive is None:
                 break  # this service archives nothing (a matchmaker process's own rooms)
-            elif not committed.issuperset(need.game_ids):
-                break  # still due: the commit below wakes the scheduler for it at once
             else:
                 games = await self.archive(state.id, need.game_ids)
                 archived = GamesArchived(games, retry_at=now + ARCHIVE_RETRY)
@@ -353,6 +384,13 @@ class RoomService:
             log.info("room %s: pushes sent, not yet confirmed (%s)", room_id, e.code)
         except Exception:
             log.warning("room %s: pushes failed; offered again later", room_id, exc_info=True)
+
+
+def _players(state: RoomState | None) -> tuple[str | None, ...]:
+    """The humans in the room's seats, in order (a commit compares them: cheap)."""
+    if state is None:
+        return ()
+    return tuple(None if s is None else s.player for s in state.seats)
 
 
 def public_info(state: RoomState) -> dict[str, Any]:

@@ -274,6 +274,19 @@ class RoomStore(ABC):
         tells each room that the node's connections are gone.
         """
 
+    # Which rooms seat a player (issue 54: "Your games"). Kept beside the rooms, by the room
+    # service: a player is added before the commit that seats them and removed after the one
+    # that unseats them, so the index is never missing a room; readers check each room it
+    # names (a stale entry costs one load, and is removed).
+
+    @abstractmethod
+    async def index_seats(self, room_id: str, seated: Sequence[str], left: Sequence[str]) -> None:
+        """Add the room to each ``seated`` player's rooms and take it from each ``left`` one's."""
+
+    @abstractmethod
+    async def seated_rooms(self, player_id: str) -> list[str]:
+        """The rooms the index names for the player (a superset of those seating them)."""
+
     @abstractmethod
     async def ping(self) -> bool:
         """True if the store answers (readiness)."""

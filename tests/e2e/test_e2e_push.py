@@ -218,3 +218,35 @@ async def test_a_node_killed_between_the_commit_and_the_push_does_not_lose_it(
         first.kill()
         if second is not None:
             second.stop()
+
+
+async def test_your_games_lists_every_seat_your_turn_first(
+    server: ServerProcess, push_service: PushService
+) -> None:
+    from protocol.account_api import my_games
+
+    ann, bob, room, _ = await correspondence_table(server, push_service)
+    second = await open_table(server, ann, {"target": 50})  # open, not started
+    for _ in range(100):  # the shuffle: Bob's seat is absent from it, then the pass
+        games = await my_games(server.base, bob["token"])
+        if games and games[0]["your_turn"]:
+            break
+        await asyncio.sleep(0.1)
+    [entry] = games
+    assert entry["room"] == room and entry["link"] == f"/r/{room}"
+    assert entry["pace"] == "correspondence" and entry["table"] == "Ann"
+    assert entry["your_turn"] and entry["waited"] >= 0 and "hand" not in entry
+    assert entry["seats"][entry["seat"]]["away"] is True
+    ann_games = await my_games(server.base, ann.identity["token"])  # type: ignore[attr-defined]
+    assert [g["room"] for g in ann_games] == [room, second]  # the game in play, then the open one
+    with pytest.raises(CommandError) as refused:
+        await my_games(server.base, "nonsense")
+    assert refused.value.code == "bad_token"
+    await ann.request("leave")  # Ann leaves the open table she is in now: its seat is freed
+    for _ in range(50):
+        ann_games = await my_games(server.base, ann.identity["token"])  # type: ignore[attr-defined]
+        if len(ann_games) == 1:
+            break
+        await asyncio.sleep(0.1)
+    assert [g["room"] for g in ann_games] == [room]
+    await ann.close()

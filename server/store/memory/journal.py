@@ -5,9 +5,10 @@ dicts: a write the journal refuses (it raises) leaves the store as it was. The j
 back once, when the store is made. The base classes here keep nothing (``MemoryRoomStore()``
 in tests, ``memory://``); ``server.store.sqlite`` keeps a SQLite file in the data folder.
 
-Rooms (state, version, log, archives, expiry, deadline), the heartbeat, the last outage and
-which node tracks which rooms are journaled; leases, node liveness and subscribers are not (a
-restarted node is a new node, and the old one, never alive again, is reaped from its rooms).
+Rooms (state, version, log, archives, expiry, deadline), the heartbeat, the last outage,
+which node tracks which rooms and which rooms seat which player are journaled; leases, node
+liveness and subscribers are not (a restarted node is a new node, and the old one, never alive
+again, is reaped from its rooms).
 Sessions and the revocation log are journaled; throttles and the quick-play queue are not
 (they are ephemeral: a restart forgets some attempts and empties the queue).
 """
@@ -43,6 +44,7 @@ class RestoredRooms:
     heartbeat: float | None = None
     outage: tuple[float, float] | None = None
     node_rooms: dict[str, set[str]] = field(default_factory=dict)
+    seated: dict[str, set[str]] = field(default_factory=dict)  # player -> rooms (the index)
 
 
 class RoomJournal:
@@ -91,6 +93,9 @@ class RoomJournal:
 
     def drop_nodes(self, nodes: Sequence[str]) -> None:
         """Reaped nodes: none of their rooms is tracked any more."""
+
+    def index_seats(self, room_id: str, seated: Sequence[str], left: Sequence[str]) -> None:
+        """The players' index of rooms (``RoomStore.index_seats``)."""
 
     def close(self) -> None:
         """Release the journal; it is unusable afterwards."""

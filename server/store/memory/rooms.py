@@ -91,6 +91,7 @@ class MemoryRoomStore(RoomStore):
         self._leases: dict[str, tuple[str, float]] = {}
         self._alive: dict[str, float] = {}  # node -> monotonic expiry
         self._node_rooms: dict[str, set[str]] = restored.node_rooms
+        self._seated: dict[str, set[str]] = restored.seated  # player -> rooms
         self._next_sweep = 0.0
         self._closed = False
 
@@ -351,6 +352,20 @@ class MemoryRoomStore(RoomStore):
         if dead:
             self._journal.drop_nodes(dead)
         return [(n, sorted(self._node_rooms.pop(n))) for n in dead]
+
+    async def index_seats(self, room_id: str, seated: Sequence[str], left: Sequence[str]) -> None:
+        self._journal.index_seats(room_id, seated, left)
+        for player in seated:
+            self._seated.setdefault(player, set()).add(room_id)
+        for player in left:
+            rooms = self._seated.get(player)
+            if rooms is not None:
+                rooms.discard(room_id)
+                if not rooms:
+                    del self._seated[player]
+
+    async def seated_rooms(self, player_id: str) -> list[str]:
+        return sorted(self._seated.get(player_id, ()))
 
     async def ping(self) -> bool:
         return not self._closed

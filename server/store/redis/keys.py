@@ -70,5 +70,9 @@ class RoomKeys:
             self.channel(room_id),
         )
 
+    def seated(self, player: str) -> str:
+        """The set of rooms that seat the player (``RoomStore.index_seats``)."""
+        return f"{self.prefix}:seated:{player}"
+
     def lease(self, name: str) -> str:
         return f"{self.prefix}:lease:{name}"

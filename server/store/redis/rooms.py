@@ -20,6 +20,8 @@ one commit touches is in one hash slot, as a Redis Cluster requires:
   schedulers claim from every shard (``deadlines``).
 - ``hearts:heartbeat`` hash, ``hearts:outage`` and ``hearts:lease:NAME`` strings: one key per
   operation, so any slot will do.
+- ``hearts:seated:PLAYER`` set of the rooms that seat the player (issue 54's "Your games"),
+  one key per player, so any slot; it lapses ``SEATED_TTL`` after the player last sat down.
 - ``hearts:{nodes}:alive:NODE`` (expiring string), ``hearts:{nodes}:rooms:NODE`` (set of the
   rooms where the node holds sockets) and ``hearts:{nodes}:tracked`` (nodes with such a set):
   a node that stops renewing its key is reaped and its connections dropped from its rooms. The
@@ -82,6 +84,7 @@ from server.store.rooms import (
 )
 
 log = logging.getLogger(__name__)
+SEATED_TTL = 30 * 24 * 3600  # a player's index of rooms lapses a month after they last sat down
 
 # Kept for callers that imported them from here (the league store).
 
@@ -429,6 +432,25 @@ class RedisRoomStore(RoomStore):
             out.append((node, [r.decode() for r in flat[i + 2 : i + 2 + count]]))
             i += 2 + count
         return out
+
+    # The players' index of rooms -------------------------------------------------------------
+
+    async def index_seats(self, room_id: str, seated: Sequence[str], left: Sequence[str]) -> None:
+        """One set per player (its own slot on a cluster), renewed while the player sits down."""
+        with store_errors():
+            pipe = self._client.pipeline(transaction=False)
+            for player in seated:
+                key = self.keys.seated(player)
+                pipe.sadd(key, room_id)
+                pipe.expire(key, SEATED_TTL)
+            for player in left:
+                pipe.srem(self.keys.seated(player), room_id)
+            await pipe.execute()
+
+    async def seated_rooms(self, player_id: str) -> list[str]:
+        with store_errors():
+            rooms = await self._client.smembers(self.keys.seated(player_id))
+        return sorted(r.decode() if isinstance(r, bytes) else str(r) for r in rooms)
 
     # Lifecycle -------------------------------------------------------------------------------
 

@@ -50,6 +50,11 @@ SCHEMA = (
         digest TEXT PRIMARY KEY, player TEXT NOT NULL, expires REAL NOT NULL) WITHOUT ROWID""",
     "CREATE TABLE revoked (pos INTEGER PRIMARY KEY, digest TEXT NOT NULL)",
 )
+# Tables added since, made in a journal of the same version that lacks them (they only add).
+ADDED = (
+    """CREATE TABLE IF NOT EXISTS seated (
+        player TEXT NOT NULL, room TEXT NOT NULL, PRIMARY KEY (player, room)) WITHOUT ROWID""",
+)
 
 
 class JournalFile:
@@ -91,6 +96,8 @@ class JournalFile:
                 db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             elif version != SCHEMA_VERSION:
                 raise StoreError(f"the journal {self.path} has schema {version}, not ours")
+            for statement in ADDED:
+                db.execute(statement)
 
     @contextlib.contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:

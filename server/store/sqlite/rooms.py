@@ -3,8 +3,9 @@
 One row per room (version, state, trim mark, expiry, deadline), its log's events and its
 archive records beside it, the heartbeat and the last outage, and which node tracks which
 rooms (so the node started after a crash reaps its predecessor's sockets from their rooms, as
-a Redis deployment's nodes reap a dead one). ``MemoryRoomStore(journal=...)`` writes each
-change here, one transaction per store call, and reads it all back when it is made.
+a Redis deployment's nodes reap a dead one), and which rooms seat which player.
+``MemoryRoomStore(journal=...)`` writes each change here, one transaction per store call, and
+reads it all back when it is made.
 """
 
 from __future__ import annotations
@@ -54,6 +55,8 @@ class SqliteRoomJournal(RoomJournal):
                 restored.outage = (a, b)
         for node, room_id in read("SELECT node, room FROM tracked"):
             restored.node_rooms.setdefault(node, set()).add(room_id)
+        for player, room_id in read("SELECT player, room FROM seated"):
+            restored.seated.setdefault(player, set()).add(room_id)
         return restored
 
     def put_room(
@@ -129,6 +132,17 @@ class SqliteRoomJournal(RoomJournal):
     def drop_nodes(self, nodes: Sequence[str]) -> None:
         with self.file.write() as db:
             db.executemany("DELETE FROM tracked WHERE node = ?", [(node,) for node in nodes])
+
+    def index_seats(self, room_id: str, seated: Sequence[str], left: Sequence[str]) -> None:
+        with self.file.write() as db:
+            db.executemany(
+                "INSERT OR IGNORE INTO seated (player, room) VALUES (?, ?)",
+                [(player, room_id) for player in seated],
+            )
+            db.executemany(
+                "DELETE FROM seated WHERE player = ? AND room = ?",
+                [(player, room_id) for player in left],
+            )
 
     def close(self) -> None:
         self.file.close()
