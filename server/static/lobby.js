@@ -110,7 +110,9 @@ export class Lobby {
     }
     parts.push(rows.length
       ? h("ol", { class: "ladder" }, rows.map((r, i) =>
-          h("li", {}, h("span", { class: "rank" }, r.rank ?? i + 1), h("span", { class: "name" }, r.name ?? r.player_id ?? "?"),
+          h("li", {}, h("span", { class: "rank" }, r.rank ?? i + 1), h("span", { class: "name" }, r.player_id
+            ? h("a", { href: `/p/${encodeURIComponent(r.player_id)}` }, r.name ?? r.player_id) // their page: games, rating
+            : r.name ?? "?"),
             h("strong", {}, r.display ?? ""))))
       : h("p", { class: "muted" }, t("lobby.ladder_empty")));
     $("#ladder").replaceChildren(...parts);

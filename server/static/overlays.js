@@ -7,6 +7,8 @@ import { h } from "./dom.js";
 import { cardName, t } from "./i18n.js";
 import { seatName } from "./state.js";
 
+const SAVING_SHOWN = 4000; // ms the game-over panel says the game is being saved (unrated games)
+
 /** "1500 → 1523 (+23)" for a seat of a rated game, once the ratings are posted. */
 function ratingChange(r) {
   if (!r || !r.after) return null;
@@ -36,10 +38,26 @@ export function drawResult(box, m, actions) {
       h("span", {}, seatName(m, s), m.seats[s]?.bot ? h("span", { class: "badge bot" }, t("seat.bot")) : ""),
       ratingChange(m.ratings?.[s]),
       h("strong", {}, g.scores[s])))),
+    replayLink(m),
     h("div", { class: "row" },
       m.host ? h("button", { class: "btn primary", type: "button", id: "rematch-btn", onclick: () => actions.rematch() }, t("result.rematch")) : h("p", { class: "muted" }, t("result.host_rematch")),
       h("button", { class: "btn", type: "button", onclick: () => actions.leave(true) }, t("result.lobby"))),
   );
+}
+
+/**
+ * The finished game's own page (/g/ID: the replay and every hand's deal check), in a new tab so
+ * the table stays. The store of record takes the game a moment after its end: until a rated
+ * game's ratings are posted (they come from the archive), or for a few seconds, the link says
+ * the game is being saved, and the page it opens waits for the archive (`?new`).
+ */
+function replayLink(m) {
+  if (!m.gameId) return null;
+  const saving = m.ratings ? null : h("span", { class: "muted small saving" }, ` ${t("game.saving_note")}`);
+  if (saving) setTimeout(() => saving.remove(), SAVING_SHOWN);
+  return h("p", { class: "replay-link" },
+    h("a", { href: `/g/${encodeURIComponent(m.gameId)}?new`, id: "replay-link", target: "_blank", rel: "noopener" }, t("game.replay_link")),
+    saving);
 }
 
 /** The end of a hand (`s`: the hand_over event and the seats' names then). Stays until the next deal. */
