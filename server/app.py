@@ -31,6 +31,7 @@ from server.core.room.state import parse_options
 from server.fanout.hub import Hub
 from server.fanout.presence import Presence
 from server.http.account_routes import account_routes, bearer_token
+from server.http.game_routes import game_routes
 from server.http.json_body import read_json, refused
 from server.http.me_routes import me_routes
 from server.http.push_routes import push_routes
@@ -365,6 +366,7 @@ def create_app(settings: Settings | None = None, store: RoomStore | None = None)
         ),
         Route("/sw.js", service_worker),
         *me_routes(node.rooms, bearer, time.time),
+        *game_routes(node.record, node.rooms.load, STATIC / "game.html"),
         Route("/", index),
         Route("/r/{code}", index),
         Route("/p/{player}", player_page),
