@@ -341,6 +341,9 @@ class RoomService:
         in one at a time, then ``Tick``, then the push outbox's due notices taken (to send
         once this commits)."""
         now = self.clock()
+        # Only a game whose end is committed has its records in the store for the archive; a
+        # game a bot ends in this tick is archived by the next tick, after this one commits.
+        committed = set(state.unarchived)
         state, events = self._catch_up(state, now)
         bot_moves = 0
         while (need := due(state, now, bot_moves)) is not None:
@@ -350,6 +353,8 @@ class RoomService:
                 bot_moves += 1
             elif self.archive is None:
                 break  # this service archives nothing (a matchmaker process's own rooms)
+            elif not committed.issuperset(need.game_ids):
+                break  # still due: the commit below wakes the scheduler for it at once
             else:
                 games = await self.archive(state.id, need.game_ids)
                 archived = GamesArchived(games, retry_at=now + ARCHIVE_RETRY)
