@@ -108,20 +108,53 @@ export function positionState(hd, k) {
   };
 }
 
-/** The problems with one hand, beyond verifyAudit's: the audit is this game's and this hand's,
- * and the summary shows the tricks the audit shows. Each {text, en}: en marks English text. */
-async function checkHand(doc, hand) {
+/**
+ * The problems with one hand, beyond verifyAudit's (the checks of docs/game-format.md, as
+ * hearts-verify makes them): the audit is this game's and this hand's; the summary shows the
+ * audit's tricks, each taken by the highest card of the suit led; its points are the point cards
+ * each seat took, or the moon rule the table allows, or 26 to whoever lost a revoke call; its
+ * scores are `before` plus its points. Each problem {text, en}: en marks the verifier's English.
+ */
+export async function checkHand(doc, hand, before) {
   const audit = auditOf(hand);
   if (!audit) return [{ text: t("game.no_audit"), en: false }];
   const problems = (await verifyAudit(audit)).map((text) => ({ text, en: true }));
-  if (audit.game !== doc.game) problems.push({ text: t("game.other_game", { game: String(audit.game) }), en: false });
-  if (audit.hand !== hand.number) problems.push({ text: t("game.other_hand", { n: String(audit.hand) }), en: false });
+  const say = (key, params) => problems.push({ text: t(key, params), en: false });
+  if (audit.game !== doc.game) say("game.other_game", { game: String(audit.game) });
+  if (audit.hand !== hand.number) say("game.other_hand", { n: String(audit.hand) });
   const over = hand.over;
-  if (over && Array.isArray(over.tricks) && Array.isArray(audit.tricks)) {
-    const same = over.tricks.length === audit.tricks.length && over.tricks.every((tr, i) =>
-      tr.leader === audit.tricks[i].leader && JSON.stringify(tr.cards) === JSON.stringify(audit.tricks[i].cards));
-    if (!same) problems.push({ text: t("game.summary_differs"), en: false });
+  if (!over || !Array.isArray(over.tricks) || !Array.isArray(audit.tricks)) return problems;
+  const same = over.tricks.length === audit.tricks.length && over.tricks.every((tr, i) =>
+    tr.leader === audit.tricks[i].leader && JSON.stringify(tr.cards) === JSON.stringify(audit.tricks[i].cards));
+  if (!same) {
+    say("game.summary_differs");
+    return problems;
   }
+  const taken = [0, 0, 0, 0];
+  audit.tricks.forEach((tr, i) => {
+    const { winner, points } = trick(tr.leader, tr.cards);
+    if (winner === null) return; // a revoke call's short last trick
+    taken[winner] += points;
+    if (over.tricks[i].winner !== winner) say("game.winner_differs", { n: i + 1 });
+  });
+  const shooter = taken.indexOf(26);
+  const revoke = Array.isArray(over.revoke_call) ? over.revoke_call : null;
+  const allowed = [];
+  if (revoke) {
+    const loser = revoke[2] ? revoke[1] : revoke[0];
+    allowed.push(SEATS.map((s) => (s === loser ? 26 : 0)));
+  } else if (shooter >= 0) {
+    const moon = doc.options?.moon ?? "others_26";
+    if (moon !== "shooter_minus_26") allowed.push(SEATS.map((s) => (s === shooter ? 0 : 26)));
+    if (moon !== "others_26") allowed.push(SEATS.map((s) => (s === shooter ? -26 : 0)));
+  } else {
+    allowed.push(taken);
+  }
+  const points = Array.isArray(over.points) ? over.points : [];
+  if (!allowed.some((a) => JSON.stringify(a) === JSON.stringify(points))) say("game.points_differ");
+  if (!revoke && (over.shooter ?? null) !== (shooter >= 0 ? shooter : null)) say("game.shooter_differs");
+  const after = SEATS.map((s) => before[s] + (points[s] ?? NaN));
+  if (JSON.stringify(after) !== JSON.stringify(over.scores)) say("game.scores_differ");
   return problems;
 }
 
@@ -181,6 +214,7 @@ class GamePage {
     this.at = 0;
     this.verdicts = new Map(); // hand number -> problems ([] verified), absent while checking
     this.verifyMs = null;
+    this.finalDiffers = false;
   }
 
   name(s, options) {
@@ -449,9 +483,10 @@ class GamePage {
     if (this.verdicts.size < total) {
       el.dataset.state = "checking";
       el.textContent = t("game.checking_all");
-    } else if (failed) {
+    } else if (failed || this.finalDiffers) {
       el.dataset.state = "failed";
-      el.textContent = t("game.some_failed", { n: failed });
+      el.textContent = [failed ? t("game.some_failed", { n: failed }) : "", this.finalDiffers ? t("game.final_differs") : ""]
+        .filter(Boolean).join(" ");
     } else {
       el.dataset.state = "verified";
       el.textContent = t("game.all_verified", { n: total });
@@ -461,13 +496,16 @@ class GamePage {
   /** Every hand's check, one after the other, in this browser; the time it took is kept. */
   async verifyAll() {
     const started = performance.now();
+    let before = [0, 0, 0, 0];
+    let last = null;
     for (const hand of this.doc.hands || []) {
       let problems;
       try {
-        problems = await checkHand(this.doc, hand);
+        problems = await checkHand(this.doc, hand, before);
       } catch (err) {
         problems = [{ text: String(err?.message || err), en: true }];
       }
+      if (Array.isArray(hand.over?.scores)) before = last = hand.over.scores;
       this.verdicts.set(hand.number, problems);
       const li = document.querySelector(`#verdicts > li[data-hand="${hand.number}"]`);
       if (li) {
@@ -478,6 +516,9 @@ class GamePage {
       if (p && this.replay.hands[p.hand].number === hand.number) this.drawHandVerdict(hand.number);
       this.drawSummary();
     }
+    // The game's final scores are its last summary's.
+    this.finalDiffers = last !== null && JSON.stringify(last) !== JSON.stringify(this.doc.scores);
+    this.drawSummary();
     this.verifyMs = performance.now() - started;
     document.body.dataset.verifyMs = this.verifyMs.toFixed(1);
   }

@@ -349,25 +349,32 @@ def test_the_replay_steps_by_buttons_keys_and_swipes(
 def test_a_tampered_game_fails_its_deal_check(
     browser: Any, server: ServerProcess, document: dict[str, Any], tmp_path: Path
 ) -> None:
-    """A card moved between two hands of hand 2's deal, and hand 3's server secret changed:
-    those two hands fail, in plain words; the others stay verified."""
+    """A card moved between two hands of hand 2's deal, hand 3's server secret changed, hand
+    4's points told otherwise in its summary, hand 5's first trick given to another seat: those
+    hands fail, in plain words; the others stay verified."""
     doc = copy.deepcopy(document)
     deal = doc["hands"][1]["audit"]["deal"]
     deal[0][0], deal[1][0] = deal[1][0], deal[0][0]
     audit3 = doc["hands"][2]["audit"]
     audit3["server_secret"] = "00" * 32
+    points4 = doc["hands"][3]["over"]["points"]
+    low, high = points4.index(min(points4)), points4.index(max(points4))
+    points4[low], points4[high] = points4[high], points4[low]
+    first5 = doc["hands"][4]["over"]["tricks"][0]
+    first5["winner"] = (first5["winner"] + 1) % 4
     context, page = new_page(browser, DESKTOP)
     game = serve_game(page, doc)
     page.goto(f"{server.base}/g/{game}")
     wait_verified(page, doc)
     assert page.locator("#deal-summary").get_attribute("data-state") == "failed"
-    assert "2 hands" in page.locator("#deal-summary").inner_text()
+    assert "4 hands" in page.locator("#deal-summary").inner_text()
     states = page.eval_on_selector_all("#verdicts > li", "els => els.map((e) => e.dataset.state)")
-    assert states == ["verified", "failed", "failed"] + ["verified"] * (len(doc["hands"]) - 3)
-    second = page.locator("#verdicts > li[data-hand='2']").inner_text()
-    assert "Deal check failed:" in second and "does not re-derive" in second
-    third = page.locator("#verdicts > li[data-hand='3']").inner_text()
-    assert "server's secret does not match its commitment" in third
+    assert states == ["verified"] + ["failed"] * 4 + ["verified"] * (len(doc["hands"]) - 5)
+    verdict = [page.locator(f"#verdicts > li[data-hand='{n}']").inner_text() for n in range(6)[1:]]
+    assert "Deal check failed:" in verdict[1] and "does not re-derive" in verdict[1]
+    assert "server's secret does not match its commitment" in verdict[2]
+    assert "the hand's points are not what its tricks give" in verdict[3]
+    assert "trick 1's taker in the summary did not play the highest card" in verdict[4]
     # Going to hand 2 from its line: the replay's own verdict says so too.
     page.click("#verdicts > li[data-hand='2'] button")
     page.wait_for_function("() => document.querySelector('#replay').dataset.hand === '2'")
