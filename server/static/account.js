@@ -6,6 +6,7 @@
 // each element names its key (data-i18n), so switching the language redraws it in place.
 
 import { forgetGuest, savedGuest } from "./api.js";
+import { forgetThisDevice } from "./push.js";
 import { errorText, t } from "./i18n.js";
 
 const IDENTITY_KEY = "hearts.guest"; // api.js's key: the one identity the page runs as
@@ -144,6 +145,7 @@ function render(panel) {
     const logout = el("button", { class: "btn ghost small", type: "button", id: "logout-btn", i18n: "account.log_out" });
     logout.addEventListener("click", async () => {
       logout.disabled = true;
+      await forgetThisDevice(me.token); // this device's pushes were the player's
       await post("/api/logout", {}, me.token).catch(() => null);
       forgetGuest();
       location.reload();

@@ -4,8 +4,10 @@
 
 import { Connection, forgetGuest, newGuest, savedGuest } from "./api.js";
 import { DealCheck } from "./dealcheck.js";
-import { detectLanguage, errorText, t, useLanguage } from "./i18n.js";
+import { detectLanguage, errorText, language, t, useLanguage } from "./i18n.js";
 import { Lobby } from "./lobby.js";
+import { MyGames } from "./mygames.js";
+import { registerWorker, wirePushSettings } from "./push.js";
 import { applyLook, chime, enableNotifications, notify, saveSetting, settings } from "./settings.js";
 import { applyEvent, fromView } from "./state.js";
 import { TableView } from "./table.js";
@@ -20,6 +22,7 @@ let lobby = null;
 let table = null;
 let toastTimer = null;
 let wasMyTurn = false;
+let myGames = null;
 
 const routeCode = () => (location.pathname.match(/^\/r\/([A-Za-z0-9_-]{4,40})\/?$/) || [])[1] || null;
 
@@ -43,10 +46,12 @@ function showLobby(options = {}) {
   showBootMessage("");
   lobby.show(guest, options);
   document.title = "Hearts Live";
+  myGames.start(); // "Your games", and their count in the title
   if (conn && conn.status === "online" && lobby.ladderShown) refreshLadder();
 }
 
 function showTable() {
+  myGames.stop();
   const arriving = $("#table-view").hidden;
   lobby.hide();
   showBootMessage("");
@@ -466,6 +471,9 @@ function main() {
   lobby.setQuick("unknown");
   table = new TableView($("#table-view"), tableActions);
   wireSettings();
+  registerWorker();
+  wirePushSettings(() => guest && guest.token, language);
+  myGames = new MyGames($("#my-games"), () => guest && guest.token);
   setInterval(() => table.tick(), 200);
   window.addEventListener("popstate", () => route());
   $("#home-link").addEventListener("click", (e) => {
