@@ -13,13 +13,14 @@ import asyncio
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any
 
 import msgpack
 
 from protocol.errors import HeartsError
 from protocol.packer import pack
+from server.core.bots.moves import Move
 from server.core.room.clocks import next_deadline
 from server.core.room.commands import (
     ArchivedGame,
@@ -32,20 +33,21 @@ from server.core.room.commands import (
     ShiftClocks,
     Tick,
 )
-from server.core.room.due import BotTurn, bot_moved, due
+from server.core.room.due import BotTurn, bot_moved, due, due_bots
 from server.core.room.machine import new_room, step
 from server.core.room.notices import Notice, PushPolicy, notices_due
 from server.core.room.state import RoomState, TableOptions
 from server.league.archiving import GAME_RECORD, game_value
 from server.ops import metrics
 from server.play.actors import Actor, Actors
-from server.play.bot_pool import BotPool
+from server.play.bot_jobs import Bots, ask_together
 from server.store import Archive, RoomStore, StoredEvent, StoreUnavailable
 
 log = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 25
 ARCHIVE_RETRY = 2.0  # a finished game the store of record could not take is offered again then
+ARCHIVE_LEASE = 15.0  # a game handed to the archive is offered again after this if not taken
 DEFAULT_RETENTION = 24 * 3600.0  # a room not in play expires this long after its last commit
 ARCHIVED_EVENTS = {"hand_over": "over", "hand_audit": "audit"}  # event -> record kind
 
@@ -101,7 +103,7 @@ class RoomService:
     def __init__(
         self,
         store: RoomStore,
-        bots: BotPool,
+        bots: Bots,
         clock: Callable[[], float] = time.time,
         *,
         actors: Actors | None = None,
@@ -326,29 +328,36 @@ class RoomService:
                         return
                     raise
                 assert state is not None
-                new, events, taken = await self._due_steps(state)
+                new, events, taken, archiving = await self._due_steps(state)
                 # Commit even with no events: the claim moved the deadline, this sets the real one.
                 if await self._commit(actor, new, events, new.to_bytes()):
                     if taken:
                         self._send(room_id, taken)  # only now: the lease is committed
+                    if archiving:
+                        self._background(self._hand_over(room_id, archiving), f"archive {room_id}")
                     return
             log.warning("room %s: tick gave up after %d conflicts", room_id, MAX_ATTEMPTS)
 
     async def _due_steps(
         self, state: RoomState
-    ) -> tuple[RoomState, list[Event], tuple[Notice, ...]]:
+    ) -> tuple[RoomState, list[Event], tuple[Notice, ...], tuple[str, ...]]:
         """A tick's steps: what the room says is due (``core.room.due``), fetched and stepped
         in one at a time, then ``Tick``, then the push outbox's due notices taken (to send
-        once this commits)."""
+        once this commits), and the finished games leased to the archive (to hand over once
+        this commits: a database that hangs must not hold the room)."""
         now = self.clock()
         # Only a game whose end is committed has its records in the store for the archive; a
         # game a bot ends in this tick is archived by the next tick, after this one commits.
         committed = set(state.unarchived)
+        archiving: tuple[str, ...] = ()
         state, events = self._catch_up(state, now)
         bot_moves = 0
+        asked: dict[int, Move] = {}
         while (need := due(state, now, bot_moves)) is not None:
             if isinstance(need, BotTurn):
-                move = await self.bots.decide(need.view, need.level, need.seed)
+                if need.seat not in asked:  # seats due together (a hand's passes): at once
+                    asked = await ask_together(self.bots, due_bots(state, now, bot_moves))
+                move = asked.pop(need.seat)
                 state, evs = bot_moved(state, need, move, now)
                 bot_moves += 1
             elif self.archive is None:
@@ -356,9 +365,9 @@ class RoomService:
             elif not committed.issuperset(need.game_ids):
                 break  # still due: the commit below wakes the scheduler for it at once
             else:
-                games = await self.archive(state.id, need.game_ids)
-                archived = GamesArchived(games, retry_at=now + ARCHIVE_RETRY)
-                state, evs = step(state, archived, now)
+                archiving = need.game_ids
+                # leased: offered again after ARCHIVE_LEASE unless the archive answers first
+                state, evs = step(state, GamesArchived(None, retry_at=now + ARCHIVE_LEASE), now)
             events += evs
         state, evs = step(state, Tick(), now)
         events += evs
@@ -370,12 +379,28 @@ class RoomService:
             keys = tuple(n.key for n in taken)
             state, evs = step(state, NoticesTaken(keys, drop, self.push_policy.retry), now)
             events += evs
-        return state, events, taken
+        return state, events, taken, archiving
 
     def _send(self, room_id: str, notices: tuple[Notice, ...]) -> None:
-        task = asyncio.create_task(self._deliver(room_id, notices), name=f"push {room_id}")
-        self._pushing.add(task)
+        self._background(self._deliver(room_id, notices), f"push {room_id}")
+
+    def _background(self, work: Coroutine[Any, Any, None], name: str) -> None:
+        task = asyncio.create_task(work, name=name)
+        self._pushing.add(task)  # held until done: the loop keeps only weak references
         task.add_done_callback(self._pushing.discard)
+
+    async def _hand_over(self, room_id: str, game_ids: tuple[str, ...]) -> None:
+        """Off the room's actor: hand the finished games to the store of record, then step the
+        answer in. A failure anywhere leaves them in the room's outbox, leased until
+        ``ARCHIVE_LEASE`` runs out; then any node offers them again."""
+        assert self.archive is not None
+        try:
+            games = await self.archive(room_id, game_ids)
+            await self.apply(room_id, GamesArchived(games, retry_at=self.clock() + ARCHIVE_RETRY))
+        except HeartsError as e:
+            log.info("room %s: games archived, not yet marked (%s)", room_id, e.code)
+        except Exception:
+            log.warning("room %s: archiving failed; offered again later", room_id, exc_info=True)
 
     async def _deliver(self, room_id: str, notices: tuple[Notice, ...]) -> None:
         """Off the room's actor: send, then take what is done out of the outbox. A failure
