@@ -182,7 +182,7 @@ class Node:
         await self.push.stop()
         await self.presence.stop()
         await self.hub.stop()
-        self.bots.close()
+        await self.bots.close()
         await self.store.close()
         await self.record.close()
 

@@ -55,9 +55,46 @@ STORE_ERRORS = Counter("hearts_store_errors_total", "Store calls that failed", r
 TICKS = Counter("hearts_ticks_total", "Deadline ticks run by this node", registry=REGISTRY)
 BOT_SECONDS = Histogram(
     "hearts_bot_decision_seconds",
-    "Bot decision time",
+    "Bot decision time: the search alone, where it ran (a pool process or a bot worker)",
     ["level"],
     buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.5, 1.0),
+    registry=REGISTRY,
+)
+# Bots as jobs (server/play/bot_jobs.py): from the room's ask to the answer in the node, of
+# which the wait for a free worker; and the cheaper moves played when time ran short.
+BOT_WAIT_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.5)
+BOT_ANSWER = Histogram(
+    "hearts_bot_answer_seconds",
+    "From a room's ask to the bot's move in hand (queue, search and transit; at most the "
+    "deadline, HEARTS_BOT_DEADLINE)",
+    ["level"],
+    buckets=BOT_WAIT_BUCKETS,
+    registry=REGISTRY,
+)
+BOT_QUEUE_WAIT = Histogram(
+    "hearts_bot_queue_wait_seconds",
+    "From a room's ask to a worker starting on it (answers that came back only)",
+    buckets=BOT_WAIT_BUCKETS,
+    registry=REGISTRY,
+)
+BOT_QUEUE_LENGTH = Gauge(
+    "hearts_bot_queue_length",
+    "Bot jobs asked and not yet answered: this node's own (the pool), or the whole stream's "
+    "(the queue of bot workers; the same figure on every node: take the max, not the sum)",
+    registry=REGISTRY,
+)
+BOT_FALLBACKS = Counter(
+    "hearts_bot_fallback_moves_total",
+    "Bot moves of the cheaper level instead of the seat's: deadline (the node stopped "
+    "waiting), late (a worker took the job past its deadline), unavailable (the queue could "
+    "not be reached), unknown_level, error (the search failed), bad_view",
+    ["reason"],
+    registry=REGISTRY,
+)
+HINT_FALLBACKS = Counter(
+    "hearts_hint_fallbacks_total",
+    "Hints of the cheaper level instead of the one asked (same reasons as the moves')",
+    ["reason"],
     registry=REGISTRY,
 )
 LOOP_LAG = Histogram(

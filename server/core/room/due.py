@@ -49,15 +49,36 @@ class ArchiveDue:
 
 def due(state: RoomState, now: float, bot_moves: int) -> BotTurn | ArchiveDue | None:
     """What this tick must fetch next, having made ``bot_moves`` bot moves; None: tick."""
-    if bot_moves < BOT_MOVES_PER_TICK and state.game is not None:
-        for i in deciding_seats(state):
-            seat = state.seats[i]
-            if seat is not None and seat.bot_due is not None and seat.bot_due <= now:
-                view = game_view(state.game, i)
-                return BotTurn(i, seat.bot or "random", view, bot_seed(state, i))
+    if bot_moves < BOT_MOVES_PER_TICK:
+        for i in _bots_due(state, now):
+            return _turn(state, i)
     if state.unarchived and state.archive_due is not None and state.archive_due <= now:
         return ArchiveDue(tuple(state.unarchived))
     return None
+
+
+def due_bots(state: RoomState, now: float, bot_moves: int) -> list[BotTurn]:
+    """Every bot decision due now, in the order ``due`` gives them (within the tick's bound):
+    more than one only when several seats decide at once (a hand's passes), which the shell
+    may ask for together. Each is a function of this state, so a retried tick asks the same."""
+    seats = _bots_due(state, now)[: max(0, BOT_MOVES_PER_TICK - bot_moves)]
+    return [_turn(state, i) for i in seats]
+
+
+def _bots_due(state: RoomState, now: float) -> list[int]:
+    if state.game is None:
+        return []
+    return [
+        i
+        for i in deciding_seats(state)
+        if (seat := state.seats[i]) is not None and seat.bot_due is not None and seat.bot_due <= now
+    ]
+
+
+def _turn(state: RoomState, i: int) -> BotTurn:
+    seat = state.seats[i]
+    assert seat is not None and state.game is not None
+    return BotTurn(i, seat.bot or "random", game_view(state.game, i), bot_seed(state, i))
 
 
 def bot_moved(
