@@ -24,6 +24,7 @@ from protocol.errors import HeartsError, ProtocolError
 from server.accounts.identity import Identity
 from server.accounts.keys import signing_key
 from server.accounts.service import Accounts
+from server.bots_queue.client import QueuedBots
 from server.config import Settings
 from server.core.room.game_view import game_view
 from server.core.room.notices import PushPolicy
@@ -46,6 +47,7 @@ from server.ops import metrics
 from server.ops.gc_pacing import PacedCollections
 from server.ops.loop_lag import LoopLag
 from server.play.actors import Actors
+from server.play.bot_jobs import Bots
 from server.play.bot_pool import BotPool
 from server.play.quickplay import QuickPlay
 from server.play.rooms import RoomService, public_info
@@ -56,6 +58,7 @@ from server.record.engine import default_data_dir, default_url
 from server.record.migrate import migrate
 from server.record.store import RecordStore
 from server.store import RoomStore, open_league_store, open_store
+from server.store.redis.client.connect import connect
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).parent / "static"
@@ -85,7 +88,7 @@ class Node:
             )
         self.record = RecordStore.open(settings.database_url or default_url())
         self.league = open_league_store(settings.redis_url, data_dir=default_data_dir())
-        self.bots = BotPool(settings.bot_workers)
+        self.bots = open_bots(settings)
         clock = time.time  # the wall clock of synchronized nodes (docs/architecture.md)
         actors = Actors()
         self.hub = Hub(self.store, self.id, actors)
@@ -196,6 +199,16 @@ class Node:
         if state.options.rated or not state.options.hints:
             raise ProtocolError("hints_disabled")
         return await self.bots.hint(game_view(state.game, seat))
+
+
+def open_bots(settings: Settings) -> Bots:
+    """The node's bots: its own process pool, or the queue of bot workers on Redis."""
+    if settings.bot_queue == "redis":
+        if not settings.redis_url:
+            raise ValueError("HEARTS_BOT_QUEUE=redis needs the deployment's Redis (REDIS_URL)")
+        client = connect(settings.redis_url)  # its own connections: one blocks reading answers
+        return QueuedBots(client, settings.node_id, deadline=settings.bot_deadline)
+    return BotPool(settings.bot_workers, deadline=settings.bot_deadline)
 
 
 def _direct_closer(send: DirectSocket) -> Closer:

@@ -24,6 +24,17 @@ def choose_redis_url(cluster: str | None, single: str | None) -> str | None:
     return single or None
 
 
+BOT_QUEUES = ("pool", "redis")
+
+
+def bot_queue(raw: str | None) -> str:
+    """``HEARTS_BOT_QUEUE``: unset or "pool" (the node's own processes), or "redis"."""
+    value = (raw or "pool").strip().lower()
+    if value not in BOT_QUEUES:
+        raise ValueError(f"HEARTS_BOT_QUEUE must be one of {BOT_QUEUES}, not {raw!r}")
+    return value
+
+
 def _float(name: str, default: float) -> float:
     raw = os.environ.get(name)
     return float(raw) if raw not in (None, "") else default
@@ -50,7 +61,12 @@ class Settings:
     scheduler_interval: float = 0.05
     bot_fill_after: float = 20.0  # quick play: seconds before empty seats go to bots
     outage_after: float = 5.0  # a heartbeat gap longer than this was a whole-service outage
-    bot_workers: int = 1
+    bot_workers: int = 1  # the node's own bot processes (with bot_queue "pool")
+    # Where bot decisions and hints run: "pool", this node's processes; "redis", the queue of
+    # bot workers (python -m server.bot_worker) on the deployment's Redis (docs/bots.md).
+    bot_queue: str = "pool"
+    # From a room's ask to the bot's move, at most: then the node plays a cheaper level's move.
+    bot_deadline: float = 0.8
     matchmaker: bool = True  # run the quick-play matchmaker inside this node
     log_level: str = "INFO"
     max_connections: int = 10_000
@@ -116,6 +132,8 @@ class Settings:
             outage_after=_float("HEARTS_OUTAGE_AFTER", 5.0),
             bot_fill_after=_float("HEARTS_BOT_FILL_AFTER", 20.0),
             bot_workers=int(env.get("HEARTS_BOT_WORKERS", "1")),
+            bot_queue=bot_queue(env.get("HEARTS_BOT_QUEUE")),
+            bot_deadline=_float("HEARTS_BOT_DEADLINE", 0.8),
             matchmaker=env.get("HEARTS_MATCHMAKER", "1") not in ("0", "false", "no"),
             log_level=env.get("LOG_LEVEL", "INFO"),
             max_connections=int(env.get("HEARTS_MAX_CONNECTIONS", "10000")),
