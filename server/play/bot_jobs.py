@@ -41,6 +41,7 @@ DEADLINE_SECONDS = 0.8
 HINT_DEADLINE_SECONDS = 3.0  # a hint: a person asked and waits for it
 # A job with less time than this left is not searched: its fallback is answered at once.
 MIN_SEARCH_SECONDS = 0.03
+ANSWER_MARGIN = 0.01  # a search ends this long before the deadline: the answer's way back
 FALLBACK_LEVEL = "basic"  # the policy bot: a tenth of a millisecond a move
 LEVELS = frozenset(BOT_LEVELS) | {"random"}
 KINDS = ("decide", "hint")
@@ -126,7 +127,8 @@ def answer_job(job: Job, clock: Callable[[], float] = time.time) -> Answer:
             if job.kind == "hint":
                 hint = hint_for(job.view, job.level)
             else:
-                move = decide_move(job.view, job.level, job.seed, min(DECISION_SECONDS, left))
+                seconds = min(DECISION_SECONDS, left - ANSWER_MARGIN)
+                move = decide_move(job.view, job.level, job.seed, seconds)
         except Exception:
             reason = "error"
     if reason is not None and isinstance(job.view, dict):
