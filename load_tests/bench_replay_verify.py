@@ -97,7 +97,8 @@ def main() -> None:
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": DESKTOP["width"], "height": DESKTOP["height"]})
+            size = {"width": DESKTOP["width"], "height": DESKTOP["height"]}
+            page = browser.new_page(viewport=size)
             page.route(
                 f"**/g/{game}",
                 lambda route: route.fulfill(
