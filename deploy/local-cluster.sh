@@ -9,12 +9,15 @@
 #   deploy/local-cluster.sh                     # 3 nodes; play on http://127.0.0.1:8000
 #   deploy/local-cluster.sh -n 2 -p 9000 --matchmaker
 #   deploy/local-cluster.sh --redis-cluster     # on a Redis Cluster: 3 primaries, 3 replicas
+#   deploy/local-cluster.sh --bot-workers 2     # bots searched by 2 bot workers, not the nodes
 #   HEARTS_BOT_THINK=0 deploy/local-cluster.sh  # HEARTS_* / LOG_LEVEL pass through to the nodes
 #
 # Options:
 #   -n, --nodes N       server nodes (default 3), on ports PORT+1 … PORT+N
 #   -p, --port PORT     HAProxy's port (default 8000)
 #   --matchmaker        run `python -m matchmaker` too (and turn the nodes' in-process ones off)
+#   --bot-workers N     run N `python -m server.bot_worker` (one per core you give them) and send
+#                       the nodes' bot decisions and hints to them (HEARTS_BOT_QUEUE=redis)
 #   --redis-cluster     six redis-servers (deploy/redis-cluster.conf) joined into a Redis Cluster
 #                       instead of one; one of them dying is reported, and its replica takes over
 #   --keep              keep the temp dir (logs, AOF, the database, generated haproxy.cfg) after
@@ -35,6 +38,7 @@ LB_PORT=8000
 MATCHMAKER=0
 KEEP=0
 REDIS_CLUSTER=0
+BOT_WORKERS=0
 
 usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
 
@@ -44,6 +48,7 @@ while [[ $# -gt 0 ]]; do
         -p|--port) LB_PORT=${2:?}; shift 2 ;;
         --matchmaker) MATCHMAKER=1; shift ;;
         --redis-cluster) REDIS_CLUSTER=1; shift ;;
+        --bot-workers) BOT_WORKERS=${2:?}; shift 2 ;;
         --keep) KEEP=1; shift ;;
         -h|--help) usage; exit 0 ;;
         *) echo "unknown option: $1 (see --help)" >&2; exit 2 ;;
@@ -51,6 +56,9 @@ while [[ $# -gt 0 ]]; do
 done
 if ! [[ "$NODES" =~ ^[0-9]+$ ]] || (( NODES < 1 || NODES > 16 )); then
     echo "--nodes must be 1..16" >&2; exit 2
+fi
+if ! [[ "$BOT_WORKERS" =~ ^[0-9]+$ ]] || (( BOT_WORKERS > 64 )); then
+    echo "--bot-workers must be 0..64" >&2; exit 2
 fi
 if ! [[ "$LB_PORT" =~ ^[0-9]+$ ]] || (( LB_PORT < 1024 || LB_PORT + NODES > 65535 )); then
     echo "--port must be 1024 or more and leave room for the nodes' ports above it" >&2; exit 2
@@ -271,6 +279,14 @@ node_env=(
     "PUBLIC_URL=http://127.0.0.1:$LB_PORT" "HEARTS_DATABASE_URL=$DATABASE_URL"
 )
 (( MATCHMAKER )) && node_env+=("HEARTS_MATCHMAKER=0")
+(( BOT_WORKERS )) && node_env+=("HEARTS_BOT_QUEUE=redis")
+# Bot workers first: they read only Redis, and are ready when the first table asks.
+BOT_PIDS=()
+for (( i = 1; i <= BOT_WORKERS; i++ )); do
+    start "bot-worker$i" "$WORK/bot-worker$i.log" \
+        env "REDIS_URL=$REDIS_URL" "NODE_ID=local-bot-worker$i" "$PYTHON" -m server.bot_worker
+    BOT_PIDS+=("${STARTED[-1]##*:}")
+done
 NODE_PIDS=()
 for (( i = 1; i <= NODES; i++ )); do
     port=$((LB_PORT + i))
@@ -308,6 +324,7 @@ WS_URL=ws://127.0.0.1:$LB_PORT/ws
 REDIS_URL=$REDIS_URL
 DATABASE_URL=$DATABASE_URL
 NODE_PIDS="${NODE_PIDS[*]}"
+BOT_WORKER_PIDS="${BOT_PIDS[*]}"
 EOF
 
 if (( REDIS_CLUSTER )); then
@@ -319,7 +336,8 @@ echo "  play        http://127.0.0.1:$LB_PORT/   (WebSocket ws://127.0.0.1:$LB_P
 for (( i = 1; i <= NODES; i++ )); do
     echo "  node$i       http://127.0.0.1:$((LB_PORT + i))/   pid ${NODE_PIDS[i-1]}"
 done
-(( MATCHMAKER )) && echo "  matchmaker  pid ${STARTED[-2]##*:}"
+(( MATCHMAKER )) && echo "  matchmaker  pid $(pid_of matchmaker)"
+(( BOT_WORKERS )) && echo "  bot workers $BOT_WORKERS, pids ${BOT_PIDS[*]} (the nodes ask them through Redis)"
 echo "  redis       $REDIS_URL"
 echo "  postgres    $DATABASE_URL   pid $(pid_of postgres)"
 echo "              psql: ${AS_POSTGRES[*]:+${AS_POSTGRES[*]} }$PG_BIN/psql -h $WORK/postgres -p $PG_PORT -U postgres hearts"
