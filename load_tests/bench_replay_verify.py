@@ -89,7 +89,7 @@ def main() -> None:
     parser.add_argument("--loads", type=int, default=7)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import ViewportSize, sync_playwright
 
     doc = game_document(args.seed)
     game = doc["game"]
@@ -97,7 +97,7 @@ def main() -> None:
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-            size = {"width": DESKTOP["width"], "height": DESKTOP["height"]}
+            size = ViewportSize(width=DESKTOP["width"], height=DESKTOP["height"])
             page = browser.new_page(viewport=size)
             page.route(
                 f"**/g/{game}",
