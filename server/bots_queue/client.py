@@ -9,7 +9,8 @@ its answers (its reply stream expires), and the room's next tick, on any node, a
 the same seed and so gets the same move. A queue that cannot be reached costs the fallback at
 once, never a stalled table.
 
-The same task samples the queue's length every second (``hearts_bot_queue_length``).
+Jobs asked together (a hand's passes, many tables at once) go in one pipeline on one connection.
+The reader also samples the queue's length every second (``hearts_bot_queue_length``).
 """
 
 from __future__ import annotations
@@ -73,7 +74,9 @@ class QueuedBots:
         self._ids = itertools.count(1)
         self._reader: asyncio.Task[None] | None = None
         self._wanted = asyncio.Event()  # set while a job waits: the reader reads
-        self._sending: set[asyncio.Task[None]] = set()
+        self._outbox: list[tuple[bytes, asyncio.Future[Answer]]] = []  # jobs not yet sent
+        self._to_send = asyncio.Event()
+        self._sender: asyncio.Task[None] | None = None
         self._closing = False
         self._read_from = b"0-0"
         self._unavailable_logged = False
@@ -85,31 +88,42 @@ class QueuedBots:
         cannot be reached."""
         if self._reader is None or self._reader.done():
             self._reader = asyncio.create_task(self._read_answers())
+        if self._sender is None or self._sender.done():
+            self._sender = asyncio.create_task(self._send_jobs())
         job_id = f"{next(self._ids)}"
         future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
         self.waiting[job_id] = future
         self._wanted.set()
-        # The XADD runs to its end even past the deadline: a redis-py command cancelled in
-        # flight can leave its connection hung. Only the wait for the answer is cut short.
-        sent = asyncio.create_task(self._send(job_id, job, future))
-        self._sending.add(sent)
-        sent.add_done_callback(self._sending.discard)
+        self._outbox.append((pack_job(job_id, self.reply, job), future))
+        self._to_send.set()
         try:
+            # Only the wait is cut short at the deadline: the job's XADD is the sender's, and
+            # runs to its end (a redis-py command cancelled in flight can hang its connection).
             return await asyncio.wait_for(future, max(0.0, job.deadline - self.clock()))
         finally:
             del self.waiting[job_id]
 
-    async def _send(self, job_id: str, job: Job, answer: asyncio.Future[Answer]) -> None:
-        try:
-            await self.client.xadd(
-                self.keys.jobs,
-                {JOB_FIELD: pack_job(job_id, self.reply, job)},
-                maxlen=MAX_QUEUE,
-                approximate=True,
-            )
-        except (RedisError, OSError) as e:
-            if not answer.done():
-                answer.set_exception(e)
+    async def _send_jobs(self) -> None:
+        """XADD every job asked since the last send, in one pipeline on one connection: many
+        tables asking at once cost one round trip, never a connection each."""
+        while self._outbox or not self._closing:
+            if not self._outbox:
+                self._to_send.clear()
+                await self._to_send.wait()
+                continue
+            batch, self._outbox = self._outbox, []
+            try:
+                pipe = self.client.pipeline(transaction=False)
+                for data, _ in batch:
+                    pipe.xadd(self.keys.jobs, {JOB_FIELD: data}, maxlen=MAX_QUEUE, approximate=True)
+                await pipe.execute()
+            except Exception as e:  # RedisError, OSError: the queue is out of reach
+                if not isinstance(e, (RedisError, OSError)):
+                    log.exception("sending bot jobs failed")
+                    e = RedisError(str(e))
+                for _, future in batch:
+                    if not future.done():
+                        future.set_exception(e)
 
     async def decide(self, view: dict[str, Any], level: str, seed: int | None = None) -> Move:
         asked = self.clock()
@@ -186,10 +200,11 @@ class QueuedBots:
 
     async def close(self) -> None:
         """Stop reading (the reader's blocked read ends within ``READ_BLOCK_MS``; a redis-py
-        command is never cancelled in flight) and let the client go."""
+        command is never cancelled in flight), send what is asked, and let the client go."""
         self._closing = True
         self._wanted.set()
-        pending = [t for t in (self._reader, *self._sending) if t is not None]
+        self._to_send.set()
+        pending = [t for t in (self._reader, self._sender) if t is not None]
         if pending:
             await asyncio.wait(pending, timeout=READ_BLOCK_MS / 1000 + 1.0)
         with contextlib.suppress(RedisError, OSError):

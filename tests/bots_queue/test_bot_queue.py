@@ -129,6 +129,23 @@ async def test_several_workers_share_a_hands_passes(queue: Queue) -> None:
     assert sum(w.done["answered"] for w in workers) == 4
 
 
+async def test_many_tables_asking_at_once_share_a_connection(queue: Queue) -> None:
+    node = queue.node(deadline=10.0)
+    worker = queue.worker("w1")
+    view = game_view(deal(), 0)
+    before = fallbacks("unavailable") + fallbacks("deadline")
+    moves = await asyncio.gather(*(node.decide(view, "basic", k) for k in range(300)))
+    assert moves == [fallback_move(view, k) for k in range(300)]  # basic's own: no fallback
+    assert fallbacks("unavailable") + fallbacks("deadline") == before
+    for _ in range(50):  # the last answer can reach the node before the worker counts it
+        if worker.done["answered"] == 300:
+            break
+        await asyncio.sleep(0.02)
+    assert worker.done["answered"] == 300
+    if isinstance(node.client, aioredis.Redis):  # the cluster client's pools are per node
+        assert len(node.client.connection_pool._available_connections) <= 3
+
+
 async def test_without_workers_the_node_plays_the_fallback_at_its_deadline(queue: Queue) -> None:
     node = queue.node(deadline=0.3)
     view = game_view(deal(), 0)
@@ -246,7 +263,9 @@ async def test_the_stream_is_trimmed_when_nobody_takes_the_jobs(
     view = game_view(deal(), 0)
     for k in range(400):
         await node.decide(view, "basic", k)
-    await asyncio.wait(node._sending)  # the sends outlive the deadline, in the background
+    while node._outbox:  # the sends outlive the deadline, in the background
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.1)
     assert await queue.client().xlen(KEYS.jobs) < 400
 
 
