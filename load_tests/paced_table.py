@@ -45,6 +45,9 @@ class PacedStats:
 
     ok: list[tuple[float, str, float]] = field(default_factory=list)  # (sent at, kind, s)
     last_seat: list[tuple[float, float]] = field(default_factory=list)  # plays: (sent at, s)
+    # With --bots: from the card before a bot's card to the bot's card, as the host saw them
+    # (the bot's think time and its wait for a decision): (seen at, s).
+    bot_gaps: list[tuple[float, float]] = field(default_factory=list)
     counts: Counter[str] = field(default_factory=Counter)  # cards, passes, hands, stand_in…
     errors: Counter[str] = field(default_factory=Counter)
 
@@ -52,10 +55,11 @@ class PacedStats:
         out = {
             "ok": self.ok,
             "last_seat": self.last_seat,
+            "bot_gaps": self.bot_gaps,
             "counts": dict(self.counts),
             "errors": dict(self.errors),
         }
-        self.ok, self.last_seat = [], []
+        self.ok, self.last_seat, self.bot_gaps = [], [], []
         self.counts, self.errors = Counter(), Counter()
         return out
 
@@ -174,6 +178,7 @@ class Seat:
             self.table.card_seen(event["seat"], event["card"])
             if self.player == 0:  # every card of the table, bots' too, counted once
                 self.stats.counts["table_cards"] += 1
+                self.table.card_counted(event["seat"], self.seat)
         elif name == "your_turn":
             if event["seq"] >= self._acted:
                 self._prompted(event)
@@ -190,6 +195,7 @@ class Seat:
                 record[name] = event["cards"]
         elif name == "hand_started":
             if self.player == 0:
+                self.table.last_card = None
                 self.stats.counts["hands"] += 1
                 self.stats.counts["stand_in_seat_hands"] += len(event.get("absent") or ())
         elif name == "hand_audit":
@@ -278,6 +284,7 @@ class Table:
         self.closing = False
         self._plays: dict[tuple[int, str], list[float]] = {}  # (seat, card) -> [wall, perf, seen]
         self._checked: tuple[Any, RecordCheck] | None = None  # the last audit, checked
+        self.last_card: float | None = None  # when the host saw this hand's last card
 
     def checked(self, audit: Any) -> RecordCheck:
         """The seat-independent checks of ``audit``, made once for the table's four seats: each
@@ -344,6 +351,13 @@ class Table:
         if pending[2] == len(self.seats):
             del self._plays[(seat, card)]
             self.stats.last_seat.append((pending[0], time.perf_counter() - pending[1]))
+
+    def card_counted(self, seat: int, host_seat: int | None) -> None:
+        """The host saw ``seat``'s card: with --bots, a bot's is timed from the card before."""
+        now = time.perf_counter()
+        if self.config.bots and seat != host_seat and self.last_card is not None:
+            self.stats.bot_gaps.append((time.time(), now - self.last_card))
+        self.last_card = now
 
     def game_over(self, host: Seat) -> None:
         self._plays.clear()

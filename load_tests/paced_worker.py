@@ -156,6 +156,7 @@ class Collector:
 
     ok: list[tuple[float, str, float]] = field(default_factory=list)
     last_seat: list[tuple[float, float]] = field(default_factory=list)
+    bot_gaps: list[tuple[float, float]] = field(default_factory=list)  # with --bots
     counts: Counter[str] = field(default_factory=Counter)
     errors: Counter[str] = field(default_factory=Counter)
     lag: list[float] = field(default_factory=list)
@@ -175,6 +176,7 @@ class Collector:
         elif kind == "batch":
             self.ok += data["ok"]
             self.last_seat += data["last_seat"]
+            self.bot_gaps += data["bot_gaps"]
             self.counts.update(data["counts"])
             self.errors.update(data["errors"])
             self.lag += data["lag"]
