@@ -30,7 +30,7 @@ from server.bots_queue.worker import BotWorker, ensure_group
 from server.core.room.game_view import game_view
 from server.core.rules import Game, Rules, deal_from_deck
 from server.ops import metrics
-from server.play.bot_jobs import Job, decide_move, fallback_move
+from server.play.bot_jobs import Answer, Job, answer_job, decide_move, fallback_move
 from server.store.redis.client.connect import Client, connect
 from tests.support.server_process import ROOT
 
@@ -144,6 +144,28 @@ async def test_many_tables_asking_at_once_share_a_connection(queue: Queue) -> No
     assert worker.done["answered"] == 300
     if isinstance(node.client, aioredis.Redis):  # the cluster client's pools are per node
         assert len(node.client.connection_pool._available_connections) <= 3
+
+
+async def test_a_worker_told_to_stop_answers_the_job_in_hand_first(queue: Queue) -> None:
+    def slow(job: Job) -> Answer:
+        time.sleep(0.4)
+        return answer_job(job)
+
+    redis = queue.client()
+    await ensure_group(redis, KEYS)
+    node = queue.node(deadline=5.0)
+    worker = queue.worker("w1", run=slow)
+    view = game_view(deal(), 0)
+    asked = asyncio.create_task(node.decide(view, "strong", 4))
+    for _ in range(100):
+        pending: Any = await redis.xpending(KEYS.jobs, GROUP)
+        if pending["pending"]:
+            break
+        await asyncio.sleep(0.02)
+    worker.stop()  # as SIGTERM does, mid-search
+    assert await asyncio.wait_for(asked, 3) == decide_move(view, "strong", 4)
+    await asyncio.wait_for(queue.workers[0][1], 3)  # and then it stops
+    assert worker.done["answered"] == 1 and await redis.xlen(KEYS.jobs) == 0
 
 
 async def test_without_workers_the_node_plays_the_fallback_at_its_deadline(queue: Queue) -> None:
