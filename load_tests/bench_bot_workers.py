@@ -17,6 +17,12 @@ and its wait for a decision; a hand's first card, which follows the pass, is lef
 Then twice that many tables, held as long: the fallbacks are counted, and the longest any seat
 waited past its think time is printed (the deadline bounds it: HEARTS_BOT_DEADLINE, 0.8 s).
 
+With ``--workers 2 --kill-every 10`` it runs no ramp: ``--start-tables`` tables are held
+``--hold`` s while a worker is killed with SIGKILL every 10 s and started again, and it prints
+``bot_worker_kills``, ``stuck_tables`` (tables without a card or a deal for 30 s), ``lost_moves``
+(moves refused or unsent, seats out of time, failed hand audits: every audit is verified) and the
+fallbacks.
+
 Lines: ``machine_rules_hands_per_second`` (measured first), one line per step, then
 ``bot_tables_per_worker_core``, ``bot_fallback_moves`` (at that load), ``bot_answer_ms_p99``,
 ``bot_worker_core_busy`` (the worker's CPU time over the step's wall time), and the twice-load
@@ -69,6 +75,11 @@ class Step:
     starved: float  # of the worker's runnable time, the share it waited for a CPU
     node_lag_p99: float  # s, the node's event loop
     load: float  # the machine's load average (1 min) at the step's end
+    kills: int = 0  # workers killed with SIGKILL during the step
+    stuck: int = 0  # the most tables seen without a card or a deal for 30 s at once
+    audits_failed: int = 0
+    audits_verified: int = 0
+    hands: int = 0
 
     @property
     def p99(self) -> float:
@@ -83,12 +94,18 @@ class Step:
         return (
             f"  {self.tables:4d} tables: bot answer p50 {percentile(gaps, 0.5) * 1000:.0f} ms, "
             f"p99 {self.p99 * 1000:.0f} ms, max {(gaps[-1] if gaps else math.nan) * 1000:.0f} ms "
-            f"over {len(gaps)} bot cards; fallbacks {self.fallbacks:g}; worker core busy "
-            f"{self.busy:.0%} (waited for a CPU {self.starved:.0%} of its runnable time); "
-            f"queue wait p99 {self.queue_wait_p99 * 1000:.0f} ms; node loop lag p99 "
+            f"over {len(gaps)} bot cards; fallbacks {self.fallbacks:g}; "
+            + (
+                f"worker core busy {self.busy:.0%} (waited for a CPU {self.starved:.0%} of its "
+                "runnable time); "
+                if not self.kills
+                else ""
+            )
+            + f"queue wait p99 {self.queue_wait_p99 * 1000:.0f} ms; node loop lag p99 "
             f"{self.node_lag_p99 * 1000:.0f} ms; machine load {self.load:.1f}"
             + (f"; fallbacks by reason {self.reasons}" if self.reasons else "")
             + (f"; errors {self.errors}" if self.errors else "")
+            + (f"; {self.kills} workers killed, {self.hands} hands" if self.kills else "")
         )
 
 
@@ -102,12 +119,24 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--procs", type=int, default=1, help="generator processes")
     parser.add_argument("--duration", type=float, default=600.0, help="the whole run's bound, s")
     parser.add_argument("--no-twice", action="store_true", help="skip the twice-load step")
-    parser.add_argument("--worker-core", type=int, help="the core the worker is pinned to")
+    parser.add_argument("--worker-core", type=int, help="the core the workers are pinned to")
+    parser.add_argument("--workers", type=int, default=1, help="bot worker processes")
+    parser.add_argument(
+        "--kill-every",
+        type=float,
+        default=0.0,
+        help="s: instead of the ramp, --start-tables tables held --hold s while a worker is "
+        "killed with SIGKILL this often (and started again); needs --workers 2 or more",
+    )
     args = parser.parse_args(argv)
     if not 1 <= args.start_tables <= args.max_tables <= min(MAX_BENCH_TABLES, MAX_TABLES):
         parser.error(f"need 1 <= --start-tables <= --max-tables <= {MAX_BENCH_TABLES}")
     if args.step < 1 or args.hold <= 0 or not 0 < args.duration <= MAX_DURATION:
         parser.error(f"--step >= 1, --hold > 0, --duration in (0, {MAX_DURATION:g}]")
+    if not 1 <= args.workers <= 8 or args.kill_every < 0:
+        parser.error("--workers must be 1..8, --kill-every >= 0")
+    if args.kill_every and args.workers < 2:
+        parser.error("--kill-every needs --workers 2 or more: one carries on while one restarts")
     return args
 
 
@@ -139,7 +168,8 @@ class Bench:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.cluster: Cluster | None = None
-        self.worker: subprocess.Popen[bytes] | None = None
+        self.workers: list[subprocess.Popen[bytes]] = []
+        self.kills = 0
         self.procs: list[multiprocessing.process.BaseProcess] = []
         self.controls: list[Any] = []
         self.results: Any = None
@@ -163,23 +193,12 @@ class Bench:
         }
         self.cluster = Cluster(1, settings=settings)
         self.cluster.start()
-        env = {**os.environ, "REDIS_URL": self.cluster.redis_url, "LOG_LEVEL": "WARNING"}
-        log = (self.cluster.workdir / "bot-worker.log").open("wb")
-        taskset = shutil.which("taskset")
-        pin = [taskset, "-c", str(self.worker_core)] if taskset else []
-        self.worker = subprocess.Popen(
-            [*pin, sys.executable, "-m", "server.bot_worker"],
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            preexec_fn=die_with_parent,
-        )
-        if not taskset:
-            os.sched_setaffinity(self.worker.pid, {self.worker_core})
-        time.sleep(3.0)  # its start-up (the bots loaded and warmed) before the first table
-        if self.worker.poll() is not None:
-            raise RuntimeError(f"the bot worker exited: {self.cluster.log_tail('bot-worker')}")
-        config = TableConfig(bots=True, target=100, think=1.0, verify=False)
+        self.workers = [self.spawn_worker(k) for k in range(self.args.workers)]
+        time.sleep(3.0)  # their start-up (the bots loaded and warmed) before the first table
+        if any(w.poll() is not None for w in self.workers):
+            raise RuntimeError(f"a bot worker exited: {self.cluster.log_tail('bot-worker0')}")
+        # Audits verified in a kill run: a lost or doubled move would fail a hand's audit.
+        config = TableConfig(bots=True, target=100, think=1.0, verify=bool(self.args.kill_every))
         ctx = multiprocessing.get_context("spawn")
         self.results = ctx.Queue()
         for index in range(self.args.procs):
@@ -191,6 +210,32 @@ class Bench:
             self.controls.append(control)
         self.pump_until(lambda: len(self.got.ready) == self.args.procs, 60)
 
+    def spawn_worker(self, k: int) -> subprocess.Popen[bytes]:
+        assert self.cluster is not None
+        env = {**os.environ, "REDIS_URL": self.cluster.redis_url, "LOG_LEVEL": "WARNING"}
+        env["NODE_ID"] = f"bench-bot-worker{k}"
+        log = (self.cluster.workdir / f"bot-worker{k}.log").open("ab")
+        taskset = shutil.which("taskset")
+        pin = [taskset, "-c", str(self.worker_core)] if taskset else []
+        worker = subprocess.Popen(
+            [*pin, sys.executable, "-m", "server.bot_worker"],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            preexec_fn=die_with_parent,
+        )
+        if not taskset:
+            os.sched_setaffinity(worker.pid, {self.worker_core})
+        return worker
+
+    def kill_one(self) -> None:
+        """SIGKILL the next worker, and start it again (its name, so its consumer, kept)."""
+        k = self.kills % len(self.workers)
+        self.workers[k].kill()
+        self.workers[k].wait(10)
+        self.workers[k] = self.spawn_worker(k)
+        self.kills += 1
+
     def stop(self) -> None:
         for control in self.controls:
             with contextlib.suppress(Exception):
@@ -200,9 +245,10 @@ class Bench:
             proc.join(5)
             if proc.is_alive():
                 proc.terminate()
-        if self.worker is not None and self.worker.poll() is None:
-            self.worker.terminate()
-            self.worker.wait(15)
+        for worker in self.workers:
+            if worker.poll() is None:
+                worker.terminate()
+                worker.wait(15)
         if self.cluster is not None:
             self.cluster.stop()
 
@@ -239,20 +285,30 @@ class Bench:
         self.pump(3.0)  # the last arrivals' first passes
         if self.left() < hold:
             return None
-        assert self.cluster is not None and self.worker is not None
+        assert self.cluster is not None
+        pids = [w.pid for w in self.workers]
         http = self.cluster.endpoints[0].http
         fallbacks = node_counter(http, "hearts_bot_fallback_moves_total")
         waits = node_histogram([http], "hearts_bot_queue_wait_seconds") or {}
         lags = node_histogram([http], "hearts_event_loop_lag_seconds") or {}
-        ran, waited = scheduled(self.worker.pid)
-        cpu, wall = cpu_seconds([self.worker.pid]), time.monotonic()
+        ran, waited = map(sum, zip(*(scheduled(pid) for pid in pids), strict=True))
+        cpu, wall = cpu_seconds(pids), time.monotonic()
         gaps_from, cards_from = len(self.got.bot_gaps), self.got.counts["table_cards"]
         errors_from = dict(self.got.errors)
-        self.pump(hold)
-        busy = (cpu_seconds([self.worker.pid]) - cpu) / (time.monotonic() - wall)
+        counts_from = dict(self.got.counts)
+        kills_from, stuck = self.kills, 0
+        ends, next_kill = wall + hold, wall + (self.args.kill_every or math.inf)
+        while (now := time.monotonic()) < ends:
+            self.pump(min(1.0, ends - now))
+            stuck = max(stuck, self.got.stale_tables)
+            if time.monotonic() >= next_kill:
+                self.kill_one()
+                next_kill += self.args.kill_every
+        pids = [w.pid for w in self.workers]  # the killed ones' time is lost with them
+        busy = (cpu_seconds(pids) - cpu) / (time.monotonic() - wall)
         waits_after = node_histogram([http], "hearts_bot_queue_wait_seconds") or {}
         lags_after = node_histogram([http], "hearts_event_loop_lag_seconds") or {}
-        ran_after, waited_after = scheduled(self.worker.pid)
+        ran_after, waited_after = map(sum, zip(*(scheduled(pid) for pid in pids), strict=True))
         runnable = (ran_after - ran) + (waited_after - waited)
         after = node_counter(http, "hearts_bot_fallback_moves_total")
         reasons = {
@@ -275,6 +331,12 @@ class Bench:
             starved=(waited_after - waited) / runnable if runnable > 0 else 0.0,
             node_lag_p99=histogram_quantile(lags, lags_after, 0.99),
             load=os.getloadavg()[0],
+            kills=self.kills - kills_from,
+            stuck=stuck,
+            audits_failed=self.got.counts["audits_failed"] - counts_from.get("audits_failed", 0),
+            hands=self.got.counts["hands"] - counts_from.get("hands", 0),
+            audits_verified=self.got.counts["audits_verified"]
+            - counts_from.get("audits_verified", 0),
         )
 
     def run(self) -> int:
@@ -282,11 +344,14 @@ class Bench:
         print(machine_speed_line(machine_speed()), flush=True)
         self.start()
         print(
-            f"one node (private redis-server, HEARTS_BOT_QUEUE=redis), one bot worker pinned to "
-            f"core {self.worker_core} (the rest on {sorted(self.other_cores)}); tables of one "
+            f"one node (private redis-server, HEARTS_BOT_QUEUE=redis), {args.workers} bot "
+            f"worker(s) pinned to core {self.worker_core} (the rest on "
+            f"{sorted(self.other_cores)}); tables of one "
             f"paced human and three strong bots, bots think {BOT_THINK:g} s",
             flush=True,
         )
+        if args.kill_every:
+            return self.kill_run()
         held: Step | None = None
         tables = args.start_tables
         while tables <= args.max_tables:
@@ -306,6 +371,30 @@ class Bench:
                 print("twice that load:\n" + twice.line(), flush=True)
         self.report(held, twice)
         return 0 if held is not None else 1
+
+    def kill_run(self) -> int:
+        """--start-tables tables held --hold s while a worker is killed every --kill-every s."""
+        args = self.args
+        print(
+            f"{args.workers} bot workers; one killed with SIGKILL every {args.kill_every:g} s "
+            "and started again; every hand's audit verified",
+            flush=True,
+        )
+        step = self.step(args.start_tables, args.hold)
+        if step is None:
+            print("  (the run's --duration is out)")
+            return 1
+        print(step.line(), flush=True)
+        lost = sum(step.errors.values()) + step.audits_failed
+        print(f"bot_worker_kills: {step.kills}")
+        print(f"stuck_tables: {step.stuck}  (no card and no deal for 30 s)")
+        print(f"lost_moves: {lost}  (moves refused or unsent, seats out of time, failed audits)")
+        print(f"hands_started: {step.hands}")
+        print(f"audits_verified: {step.audits_verified}  (failed: {step.audits_failed})")
+        print(f"bot_fallback_moves: {step.fallbacks:g}  {step.reasons or ''}")
+        beyond = max(step.gaps, default=math.nan) - BOT_THINK
+        print(f"bot_wait_past_think_ms_max: {beyond * 1000:.0f}")
+        return 0 if step.stuck == 0 and lost == 0 else 1
 
     def report(self, held: Step | None, twice: Step | None) -> None:
         if held is None:

@@ -196,6 +196,7 @@ class Seat:
         elif name == "hand_started":
             if self.player == 0:
                 self.table.last_card = None
+                self.table.moved_at = time.perf_counter()
                 self.stats.counts["hands"] += 1
                 self.stats.counts["stand_in_seat_hands"] += len(event.get("absent") or ())
         elif name == "hand_audit":
@@ -285,6 +286,7 @@ class Table:
         self._plays: dict[tuple[int, str], list[float]] = {}  # (seat, card) -> [wall, perf, seen]
         self._checked: tuple[Any, RecordCheck] | None = None  # the last audit, checked
         self.last_card: float | None = None  # when the host saw this hand's last card
+        self.moved_at = time.perf_counter()  # when the host last saw a card or a deal
 
     def checked(self, audit: Any) -> RecordCheck:
         """The seat-independent checks of ``audit``, made once for the table's four seats: each
@@ -357,7 +359,7 @@ class Table:
         now = time.perf_counter()
         if self.config.bots and seat != host_seat and self.last_card is not None:
             self.stats.bot_gaps.append((time.time(), now - self.last_card))
-        self.last_card = now
+        self.last_card = self.moved_at = now
 
     def game_over(self, host: Seat) -> None:
         self._plays.clear()

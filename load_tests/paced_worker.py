@@ -31,6 +31,7 @@ from load_tests.scenarios import Endpoint
 REPORT_EVERY = 0.5
 SETUPS_AT_ONCE = 64  # tables setting up at once in one process: a backlog, not a stampede
 CLOSE_TIMEOUT = 15.0
+STALE_AFTER = 30.0  # s without a card or a deal: a table that is stuck, not thinking
 
 
 @dataclass(frozen=True)
@@ -146,6 +147,8 @@ class Worker:
         data["tables"] = len(self.tables)
         data["sockets"] = sum(len(t.seats) for t in self.tables)
         data["setting_up"] = self.setting_up
+        now = time.perf_counter()
+        data["stale_tables"] = sum(1 for t in self.tables if now - t.moved_at > STALE_AFTER)
         data["at"] = time.time()
         self.results.put(("batch", self.spec.index, data))
 
@@ -192,6 +195,11 @@ class Collector:
     @property
     def sockets(self) -> int:
         return sum(d["sockets"] for d in self.live.values())
+
+    @property
+    def stale_tables(self) -> int:
+        """Tables that saw no card and no deal for ``STALE_AFTER`` s, as last reported."""
+        return sum(d.get("stale_tables", 0) for d in self.live.values())
 
     @property
     def setting_up(self) -> int:

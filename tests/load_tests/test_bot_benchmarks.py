@@ -42,5 +42,8 @@ def test_the_bench_is_bounded() -> None:
         bench_bot_workers.parse_args(["--max-tables", "5000"])
     with pytest.raises(SystemExit):
         bench_bot_workers.parse_args(["--duration", "3600"])
+    with pytest.raises(SystemExit):  # a kill run needs a worker to carry on
+        bench_bot_workers.parse_args(["--kill-every", "10"])
+    assert bench_bot_workers.parse_args(["--kill-every", "10", "--workers", "2"]).workers == 2
     args = bench_bot_workers.parse_args([])
     assert args.start_tables <= args.max_tables <= bench_bot_workers.MAX_BENCH_TABLES
