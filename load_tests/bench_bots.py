@@ -21,7 +21,10 @@ legal card).
 
 Without ``--a``/``--b`` the rows are ``--rows`` (strong) and the columns ``--cols`` (the whole
 panel); it ends with a cross table, ``playout_cards_per_second``, ``strong_ratio_vs_<opponent>``
-and ``strong_worst_ratio`` (strong's highest ratio over its opponents).
+and ``strong_worst_ratio`` (strong's highest ratio over its opponents). Where strong is tested
+it also prints ``strong_decision_cpu_ms_mean`` (the CPU time of every decision strong made:
+passes, plays, a single legal card; each cell's report has the plays' and the passes' means
+apart) with ``machine_rules_hands_per_second`` (measured before the games) beside it.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from load_tests.bench_rules import machine_speed, machine_speed_line
 from load_tests.bots_summary import (
     HEAVY,
     RUN_POINTS,
@@ -97,6 +101,7 @@ class SegmentResult:
     decision_s: list[float] = field(default_factory=list)  # wall clock, every decision
     searched_s: list[float] = field(default_factory=list)  # wall clock, searched decisions
     decision_cpu_s: list[float] = field(default_factory=list)  # this thread's CPU time
+    pass_cpu_s: list[float] = field(default_factory=list)  # ... of the passes alone
 
 
 def random_move(game: Game, seat: int, rng: random.Random) -> None:
@@ -165,10 +170,13 @@ def run_segment(task: tuple[str, str, int, int, int, int, int]) -> SegmentResult
             else:
                 decision += 1
                 move_seed = seed * 7919 + i * 131 + decision
+                passing = game.phase is Phase.PASSING
                 took, cpu, searched = bot_move(game, seat, levels[seat], move_seed)
                 if seat == rotation:
                     out.decision_s.append(took)
                     out.decision_cpu_s.append(cpu)
+                    if passing:
+                        out.pass_cpu_s.append(cpu)
                     if searched:
                         out.searched_s.append(took)
             if threat < 0 and len(hand.tricks) > tricks_before:
@@ -250,6 +258,7 @@ def compare(
     times: list[float] = []
     searched: list[float] = []
     cpu: list[float] = []
+    pass_cpu: list[float] = []
     open_hands: list[tuple[int, float]] = []
     directed: list[tuple[int, int, float]] = []
     totals = dict.fromkeys(
@@ -267,6 +276,7 @@ def compare(
         times.extend(r.decision_s)
         searched.extend(r.searched_s)
         cpu.extend(r.decision_cpu_s)
+        pass_cpu.extend(r.pass_cpu_s)
         open_hands.extend(r.open_hands)
         directed.extend(r.directed)
         for key in totals:
@@ -290,6 +300,11 @@ def compare(
         wall,
     )  # fmt: skip
     out.per_deal_tested, out.per_deal_field = per_deal_tested, per_deal_field
+    ms = 1000.0
+    out.cpu_mean = ms * statistics.fmean(cpu) if cpu else 0.0
+    out.cpu_pass_mean = ms * statistics.fmean(pass_cpu) if pass_cpu else 0.0
+    plays = len(cpu) - len(pass_cpu)  # (a moon choice, rare and free, counts with the plays)
+    out.cpu_play_mean = ms * (sum(cpu) - sum(pass_cpu)) / plays if plays else 0.0
     for d in PassDirection:  # hands, not deals, as for the open hands
         tested_pts = [float(t) for k, t, _ in directed if k == d]
         field_pts = [f for k, _, f in directed if k == d]
@@ -345,6 +360,7 @@ def main(argv: list[str] | None = None) -> None:
         "same deals, with the paired standard error",
     )  # fmt: skip
     args = parser.parse_args(argv)
+    speed = machine_speed()  # before the load, as every timing benchmark
     if args.a or args.b:
         pairs = [(args.a or "strong", args.b or "basic")]
     elif args.full:
@@ -393,6 +409,11 @@ def main(argv: list[str] | None = None) -> None:
         if t:
             print(f"strong_decision_ms_median: {statistics.median(x.ms_median for x in t):.1f}")
             print(f"strong_decision_ms_p99: {max(x.ms_p99 for x in t):.1f}")
+            # CPU time of every decision strong made (passes, plays, a single legal card),
+            # the cells weighed by their decisions.
+            cpu_ms = sum(x.cpu_mean * x.decisions for x in t) / max(1, sum(x.decisions for x in t))
+            print(f"strong_decision_cpu_ms_mean: {cpu_ms:.2f}")
+            print(machine_speed_line(speed))
         worst = max(strong, key=lambda s: s.ratio)
         print(f"strong_worst_ratio: {worst.ratio:.3f}")
     else:

@@ -55,6 +55,11 @@ class Summary:
     per_deal_field: list[float] = field(default_factory=list)
     # The ratio by the hand's pass direction: (hands, ratio, SE); is the gap in the pass?
     by_direction: dict[str, tuple[int, float, float]] = field(default_factory=dict)
+    # Mean CPU ms a decision: every decision, the plays alone (a single legal card included),
+    # the passes alone.
+    cpu_mean: float = 0.0
+    cpu_play_mean: float = 0.0
+    cpu_pass_mean: float = 0.0
 
 
 def mean_se(values: list[float]) -> tuple[float, float]:
@@ -133,7 +138,8 @@ def report(s: Summary) -> list[str]:
             f"{s.tested} decision ms over {s.decisions} decisions (wall clock): median "
             f"{s.ms_median:.1f}, p99 {s.ms_p99:.1f}, max {s.ms_max:.1f}; searched only (not a "
             f"single legal card): median {s.searched_median:.1f}, p99 {s.searched_p99:.1f}; "
-            f"CPU time: median {s.cpu_median:.1f}, p99 {s.cpu_p99:.1f}"
+            f"CPU time: median {s.cpu_median:.1f}, p99 {s.cpu_p99:.1f}, mean {s.cpu_mean:.2f} "
+            f"(plays {s.cpu_play_mean:.2f}, passes {s.cpu_pass_mean:.2f})"
         )
     lines.append(f"wall time: {s.wall_s:.0f} s")
     return lines
