@@ -44,11 +44,14 @@ class _Recent(Generic[K, V]):
             self._entries.move_to_end(key)
             return entry[1]
         value = await load()
-        self._entries[key] = (now + self._ttl, value)
+        self.put(key, value)
+        return value
+
+    def put(self, key: K, value: V) -> None:
+        self._entries[key] = (self._clock() + self._ttl, value)
         self._entries.move_to_end(key)
         if len(self._entries) > self._size:
             self._entries.popitem(last=False)
-        return value
 
     def forget(self, key: K) -> None:
         self._entries.pop(key, None)
@@ -77,6 +80,11 @@ class KnownAccounts:
         return await self._taken.get(
             (player_id, name_key), lambda: self.records.taken(player_id, name_key)
         )
+
+    def minted(self, player_id: str, name_key: str) -> None:
+        """This node just made a guest of that id and name, having checked the name: its
+        token's first ``auth`` (moments later, on its socket) needs no second read."""
+        self._taken.put((player_id, name_key), False)
 
     def changed(self, player_id: str) -> None:
         """This node made or deleted the player's account: ask the database next time, about

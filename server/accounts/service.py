@@ -271,7 +271,9 @@ class Accounts:
         await self._throttle(f"guest:{address}", self.policy.guests_per_address)
         if await self.records.account_by_name(key) is not None:
             raise ProtocolError("name_taken", "An account has that name; pick another.")
-        return self.guests.new_guest(name)
+        identity, token = self.guests.new_guest(name)
+        self.known.minted(identity.player, key)
+        return identity, token
 
     async def sign_up(
         self, raw_name: object, raw_password: object, address: str, guest_token: str | None = None

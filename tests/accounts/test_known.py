@@ -46,3 +46,10 @@ async def test_a_guest_taken_here_is_refused_at_once() -> None:
     records.taken_ids.discard("g1")
     cache.changed("a1")  # this node made an account: every guest is asked about again
     assert await cache.taken("g1", "ann") is False
+
+
+async def test_a_guest_this_node_just_made_is_not_read_again() -> None:
+    records = Records()
+    cache = KnownAccounts(records, lambda: 0.0)  # type: ignore[arg-type]
+    cache.minted("g2", "bob")
+    assert await cache.taken("g2", "bob") is False and records.reads == 0
