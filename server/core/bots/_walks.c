@@ -234,6 +234,48 @@ static const uint64_t *pool_deal(const uint64_t *pool, const double *cum, int n,
     return pool + 4 * lo;
 }
 
+/* The root's card is settled by its walks' statistics: the most walked card (then the best
+ * summed reward, then the highest card: walks.best_root's order) has the best mean reward and
+ * leads every other walked root card by more than ``z`` standard errors of the difference of
+ * the two means (each card's own sample variance; every card walked twice at least). walks.py's
+ * _settled_by_confidence computes the same, in the same order. */
+static int settled_by_confidence(const Node *nodes, const double *squares, double z,
+                                 double tolerance) {
+    int lead = 0;
+    for (int at = nodes[0].first; at; at = nodes[at].next) {
+        const Node *ch = &nodes[at];
+        if (!lead) {
+            lead = at;
+            continue;
+        }
+        const Node *b = &nodes[lead];
+        if (ch->visits > b->visits ||
+            (ch->visits == b->visits &&
+             (ch->reward > b->reward || (ch->reward == b->reward && ch->card > b->card))))
+            lead = at;
+    }
+    if (!lead) return 0;
+    const Node *b = &nodes[lead];
+    if (b->visits < 2) return 0;
+    double nb = (double)b->visits, mb = b->reward / nb;
+    double vb = (squares[b->card] - b->reward * mb) / (nb - 1.0);
+    if (vb < 0.0) vb = 0.0; /* (rounding, when every walk scored the same) */
+    int others = 0;
+    for (int at = nodes[0].first; at; at = nodes[at].next) {
+        if (at == lead) continue;
+        const Node *ch = &nodes[at];
+        if (ch->visits < 2) return 0;
+        double n = (double)ch->visits, m = ch->reward / n;
+        double v = (squares[ch->card] - ch->reward * m) / (n - 1.0);
+        if (v < 0.0) v = 0.0;
+        double gap = mb - m;
+        gap += tolerance;
+        if (gap <= 0.0 || gap * gap <= z * z * (vb / nb + v / n)) return 0;
+        others++;
+    }
+    return others > 0;
+}
+
 static PyObject *walk(PyObject *self, PyObject *args) {
     /* (sampler, start, me, legal, iterations, seed, explore, random_play, moon, stop, batch,
      * settle, policy, doubt[, prior]) -> (stats, a row per root card; this seat's points
@@ -246,15 +288,20 @@ static PyObject *walk(PyObject *self, PyObject *args) {
      * prior (None, or four played masks and 224 weights, seat * 56 + suit * 14 + length): the
      * walks then draw min(POOL, iterations) deals first, weigh each by the doubt of its queen's
      * holder and the weights of the other seats' suit lengths (played cards counted), and each
-     * walk takes one of them with chance in proportion to its weight (pass_prior.py). */
+     * walk takes one of them with chance in proportion to its weight (pass_prior.py).
+     * confidence (0: never) and min_walks: at each look of settle, once min_walks walks are
+     * done, the walks also end when the most walked card (then the best reward, then the
+     * highest card) has the best mean reward and leads every other root card's mean by more
+     * than confidence standard errors of the difference (settled_by_confidence). */
     PyObject *sampler_t, *start_t, *moon_t, *stop, *doubt_t, *prior_t = Py_None;
     int batch, settle, policy;
-    int me, iterations;
+    int me, iterations, min_walks = 0;
     unsigned long long legal, seed;
-    double explore, random_play;
-    if (!PyArg_ParseTuple(args, "OOiKiKddOOiiiO|O", &sampler_t, &start_t, &me, &legal,
+    double explore, random_play, confidence = 0.0, tolerance = 0.0;
+    if (!PyArg_ParseTuple(args, "OOiKiKddOOiiiO|Odid", &sampler_t, &start_t, &me, &legal,
                           &iterations, &seed, &explore, &random_play, &moon_t, &stop, &batch,
-                          &settle, &policy, &doubt_t, &prior_t))
+                          &settle, &policy, &doubt_t, &prior_t, &confidence, &min_walks,
+                          &tolerance))
         return NULL;
     double prior[4][4][14];
     uint64_t played[4] = {0, 0, 0, 0};
@@ -313,6 +360,7 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     int n_nodes = 1;
     memset(&nodes[0], 0, sizeof(Node));
     int own_moons[52] = {0};
+    double root_squares[64] = {0.0}; /* per root card: its walks' squared rewards, summed */
     double own_points = 0.0; /* this seat's points summed over every walk, moon rule applied */
     Rng rng = {seed};
     int failed = 0;
@@ -371,6 +419,9 @@ static PyObject *walk(PyObject *self, PyObject *args) {
                 }
             }
             if (best - second > iterations - it) break;
+            if (confidence > 0.0 && it >= min_walks &&
+                settled_by_confidence(nodes, root_squares, confidence, tolerance))
+                break;
         }
         if (stop != Py_None && it && it % batch == 0) {
             int done = stop_says(stop);
@@ -479,6 +530,10 @@ static PyObject *walk(PyObject *self, PyObject *args) {
             for (int s = 0; s < 4; s++) pts[s] = moon[shooter][s];
         if (shooter == me && root_card >= 0) own_moons[root_card]++;
         own_points += pts[me];
+        if (depth) {
+            double r = pts[path_seat[0]] / 26.0;
+            root_squares[nodes[path_node[0]].card] += r * r;
+        }
         for (int d = 0; d < depth; d++) {
             Node *nd = &nodes[path_node[d]];
             nd->visits += 1;

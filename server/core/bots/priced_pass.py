@@ -26,6 +26,7 @@ made.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -46,6 +47,14 @@ DRAWS = 24  # draws of what the pass brings, shared by every candidate
 WALKS = 130  # walks a candidate is priced by on each draw
 MARGIN = 0.3  # points a hand another pass must save over basic's to be made instead
 MIN_DRAWS = 2  # draws priced before anything but basic's pass is made
+# The race (``price_passes`` with ``race``; off for strong: measured only together with the
+# walks' settling, whose runs all played worse, docs/bots.md round 24): from this many draws on,
+# after each draw, a candidate is dropped once its price is ``RACE_Z`` standard errors of the
+# paired difference (over the draws) dearer than the cheapest candidate's, or once it is that
+# sure not to save ``MARGIN`` over basic's; basic's own is never dropped, and the pricing ends
+# when nothing else is left, or when one other is left and that sure to save ``MARGIN``.
+RACE_FIRST = 4
+RACE_Z = 2.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,40 +116,84 @@ def _position(k: Knowledge, passed: int, draw: _Draw) -> tuple[Sampler, Start]:
     return sampler, start
 
 
+def _surely_above(diffs: list[float], by: float) -> bool:
+    """Whether the paired differences' mean is over ``by`` by more than ``RACE_Z`` of its
+    standard errors."""
+    n = len(diffs)
+    mean = sum(diffs) / n
+    var = sum((d - mean) ** 2 for d in diffs) / (n - 1)
+    return mean - by > RACE_Z * math.sqrt(var / n)
+
+
+def _saves(mine: list[float], basics: list[float]) -> bool:
+    """Whether a candidate surely saves more than ``MARGIN`` over basic's pass."""
+    return _surely_above([b - a for a, b in zip(mine, basics, strict=True)], MARGIN)
+
+
+def _race_cut(rows: list[list[float]], live: list[int]) -> list[int]:
+    """The candidates (indexes; basic's is 0) still in the race after the draws of ``rows``
+    (each live candidate's price on every draw so far)."""
+    means = {i: sum(rows[i]) / len(rows[i]) for i in live}
+    best = min(live, key=lambda i: (means[i], i))
+    kept = []
+    for i in live:
+        if i == 0:  # basic's: never dropped
+            kept.append(i)
+            continue
+        dearer = [a - b for a, b in zip(rows[i], rows[best], strict=True)]
+        if i != best and _surely_above(dearer, 0.0):
+            continue  # surely dearer than the cheapest
+        if _surely_above([a - b for a, b in zip(rows[i], rows[0], strict=True)], -MARGIN):
+            continue  # surely saves less than MARGIN over basic's: basic's would be made
+        kept.append(i)
+    return kept
+
+
 def price_passes(
-    k: Knowledge, seed: int, stop: Callable[[], bool] | None = None
+    k: Knowledge, seed: int, stop: Callable[[], bool] | None = None, race: bool = False
 ) -> list[PassPrice]:
     """Every candidate's price, cheapest first (ties to basic's order of the candidates), over
     ``DRAWS`` draws, or fewer if ``stop``, asked before each candidate's walks, says time is up
-    (a draw not priced for every candidate is dropped)."""
+    (a draw not priced for every live candidate is dropped). With ``race`` a candidate the
+    draws so far show to be dearer than another, or not to save ``MARGIN`` over basic's, is
+    priced no more (``RACE_FIRST``): its price is over the draws it was priced on, and it is
+    listed after every candidate still in the race."""
     rng = random.Random(seed)
     cands = candidates(k.hand)
     moon = moon_table(k)
-    totals = [0.0] * len(cands)
-    priced = 0
-    for _ in range(DRAWS):
+    rows: list[list[float]] = [[] for _ in cands]
+    live = list(range(len(cands)))
+    for drawn in range(DRAWS):
         draw = _draw(k, rng)
         row: list[float] = []
-        for passed in cands:
+        for i in live:
             if stop is not None and stop():
                 break
-            sampler, start = _position(k, passed, draw)
+            sampler, start = _position(k, cands[i], draw)
             row.append(walk_price(sampler, start, k.seat, WALKS, draw.seed, moon))
-        if len(row) < len(cands):  # a draw counts only when every candidate was priced on it
+        if len(row) < len(live):  # a draw counts only when every live candidate was priced
             break
-        totals = [t + p for t, p in zip(totals, row, strict=True)]
-        priced += 1
-    prices = [PassPrice(c, t / max(priced, 1), priced) for c, t in zip(cands, totals, strict=True)]
-    order = sorted(range(len(prices)), key=lambda i: (prices[i].points, i))
+        for i, p in zip(live, row, strict=True):
+            rows[i].append(p)
+        if race and drawn + 1 >= RACE_FIRST:
+            live = _race_cut(rows, live)
+            if live == [0] or (len(live) == 2 and _saves(rows[live[1]], rows[0])):
+                break
+    prices = [
+        PassPrice(c, sum(r) / max(len(r), 1), len(r)) for c, r in zip(cands, rows, strict=True)
+    ]
+    order = sorted(range(len(prices)), key=lambda i: (i not in live, prices[i].points, i))
     return [prices[i] for i in order]
 
 
-def priced_pass(k: Knowledge, seed: int, stop: Callable[[], bool] | None = None) -> SearchResult:
+def priced_pass(
+    k: Knowledge, seed: int, stop: Callable[[], bool] | None = None, race: bool = False
+) -> SearchResult:
     """The pass to make first, then the other candidates cheapest first (each ``Option``'s cost
     its price, its ``worlds`` the deals its walks played): the cheapest candidate when it saves
     more than ``MARGIN`` points over basic's pass, else basic's."""
     own = basic_pass(k.hand)
-    prices = price_passes(k, seed, stop)
+    prices = price_passes(k, seed, stop, race)
     basic_price = next(p for p in prices if p.cards == own)
     made = prices[0]
     if made.draws < MIN_DRAWS or made.points >= basic_price.points - MARGIN:

@@ -54,6 +54,16 @@ EXPLORE = 0.7  # UCB1 exploration constant, on rewards in [-1, 0] (points / 26)
 RANDOM_PLAY = 0.1  # the playout's random cards, as the sparring partner's
 BATCH = 1000  # walks between two looks at the caller's clock
 SETTLE = 250  # walks between two looks at whether the most walked card can still be caught
+# The walks' statistical settling (``settled_by_confidence``): from ``CONFIDENCE_MIN_WALKS``
+# walks on, the walks end once the most walked card's mean leads every other card's mean, less
+# ``TOLERANCE``, by ``CONFIDENCE`` standard errors of the difference. Off for strong (0): every
+# setting measured played worse than the whole budget, by 1.25 standard errors at 4 (a third
+# less CPU) and more below (docs/bots.md, round 24). ``MEASURED_CONFIDENCE`` is the setting
+# that came closest, for the tests and the next try.
+CONFIDENCE = 0.0
+MEASURED_CONFIDENCE = 4.0
+CONFIDENCE_MIN_WALKS = 4000
+TOLERANCE = 0.0
 MAX_REDEALS = 32  # deals drawn again for a doubted queen, at most, before one is kept
 POOL = 4096  # deals drawn once and weighed, when the walks weigh their deals by the pass
 # The playout's card policy (``rollout_card`` in ``_walks.c``): the sparring partner's; or with
@@ -131,6 +141,9 @@ def walk_roots(
     policy: int = SPARRING,
     doubt: tuple[float, float, float, float] | None = None,
     prior: LengthPrior | None = None,
+    confidence: float = 0.0,
+    min_walks: int = 0,
+    tolerance: float = 0.0,
 ) -> list[Root]:
     """Every card of ``legal`` the walks tried, after ``iterations`` walks (fewer if ``stop``,
     asked every ``BATCH`` walks, says time is up: the tree so far answers). With ``settle``
@@ -140,7 +153,10 @@ def walk_roots(
     policy; ``doubt`` (``queen_doubt``), if given, weighs each deal by who holds the queen of
     spades in it; ``prior`` (``pass_prior``), if given, by the suit lengths the pass left each
     seat: the walks then draw ``POOL`` deals (at most one a walk) first and each walk takes one
-    of them with chance in proportion to its weight, the queen's doubt included."""
+    of them with chance in proportion to its weight, the queen's doubt included. With
+    ``settle`` and ``confidence`` (0: never) the walks also end, from ``min_walks`` on, once the
+    most walked card's mean leads every other card's by ``confidence`` standard errors
+    (``settled_by_confidence``)."""
     try:
         sampler = sampler_of(k)
     except NoWorld:
@@ -152,7 +168,11 @@ def walk_roots(
         sampler, start, k.seat, legal, iterations, seed, EXPLORE, RANDOM_PLAY, moon, stop, BATCH,
         settle_every, policy, doubt,
     )  # fmt: skip
-    rows, _ = run(*args) if prior is None else run(*args, (prior.played, prior.weights))
+    weights = None if prior is None else (prior.played, prior.weights)
+    if confidence > 0.0 and settle:
+        rows, _ = run(*args, weights, confidence, min_walks, tolerance)
+    else:
+        rows, _ = run(*args) if weights is None else run(*args, weights)
     return [Root(*r) for r in rows]
 
 
@@ -181,12 +201,20 @@ def best_root(roots: list[Root]) -> Root:
 
 
 def walk_search(
-    k: Knowledge, legal: int, iterations: int, seed: int, stop: Callable[[], bool] | None = None
+    k: Knowledge,
+    legal: int,
+    iterations: int,
+    seed: int,
+    stop: Callable[[], bool] | None = None,
+    confidence: float = CONFIDENCE,
+    tolerance: float = TOLERANCE,
 ) -> SearchResult:
     """The walks as a ``SearchResult`` (best first), for ``decide`` and the hints. Cards of equal
     value (``search.equal_classes``) are one candidate, its highest card walked for all of them;
     a single candidate is played without walks. A card's cost is this seat's mean points over
-    the walks through it, moon rule applied."""
+    the walks through it, moon rule applied. ``confidence``: the walks' statistical settling
+    (``settled_by_confidence``; 0, strong's ``CONFIDENCE``: every walk but those the exact
+    settling saves)."""
     classes = equal_classes(k, legal)
     if len(classes) == 1:
         c = classes[0]
@@ -195,7 +223,10 @@ def walk_search(
     walked = sum(1 << card for card in of_card)
     # Deals weighed by the queen's free dumps and by the suit lengths the pass leaves.
     doubt, prior = queen_doubt(k), length_prior(k)
-    roots = walk_roots(k, walked, iterations, seed, stop, True, STRONG_POLICY, doubt, prior)
+    roots = walk_roots(
+        k, walked, iterations, seed, stop, True, STRONG_POLICY, doubt, prior, confidence,
+        CONFIDENCE_MIN_WALKS, tolerance,
+    )  # fmt: skip
     roots.sort(key=_rank, reverse=True)
     options = [
         Option(of_card[r.card], r.card, -26.0 * r.reward / r.visits, 26.0 * r.reward / r.visits,
@@ -337,6 +368,40 @@ def _rollout_card(
     return best
 
 
+def settled_by_confidence(
+    root: _Node, squares: dict[int, float], z: float, tolerance: float = 0.0
+) -> bool:
+    """Whether the root's card is settled by its walks' statistics: the most walked card (then
+    the best summed reward, then the highest card: ``best_root``'s order) has the best mean
+    reward and leads every other walked card by more than ``z`` standard errors of the
+    difference of the two means, less ``tolerance`` (each card's own sample variance; every
+    card walked twice at least). ``settled_by_confidence`` in ``_walks.c`` computes the same,
+    in the same order."""
+    if not root.children:
+        return False
+    lead = max(root.children, key=lambda c: (root.children[c].visits, root.children[c].reward, c))
+    b = root.children[lead]
+    if b.visits < 2:
+        return False
+    nb = float(b.visits)
+    mb = b.reward / nb
+    vb = max(0.0, (squares.get(lead, 0.0) - b.reward * mb) / (nb - 1.0))
+    others = 0
+    for c, ch in root.children.items():
+        if c == lead:
+            continue
+        if ch.visits < 2:
+            return False
+        n = float(ch.visits)
+        m = ch.reward / n
+        v = max(0.0, (squares.get(c, 0.0) - ch.reward * m) / (n - 1.0))
+        gap = mb - m + tolerance
+        if gap <= 0.0 or gap * gap <= z * z * (vb / nb + v / n):
+            return False
+        others += 1
+    return others > 0
+
+
 def _walk_python(
     sampler: Sampler,
     start: Start,
@@ -353,6 +418,9 @@ def _walk_python(
     policy: int,
     doubt: tuple[float, float, float, float] | None,
     prior: tuple[tuple[int, int, int, int], tuple[float, ...]] | None = None,
+    confidence: float = 0.0,
+    min_walks: int = 0,
+    tolerance: float = 0.0,
 ) -> tuple[list[tuple[int, int, float, int]], float]:
     """``_walks.walk`` in Python: the same walks, the same numbers, only slower."""
     assert random_play == RANDOM_PLAY
@@ -360,6 +428,7 @@ def _walk_python(
     rng = _Rng(seed)
     root = _Node()
     own_moons: dict[int, int] = {}
+    squares: dict[int, float] = {}  # per root card: its walks' squared rewards, summed
     own_points = 0.0  # this seat's points summed over every walk, the moon rule applied
     pool: list[list[int]] = []
     cum: list[float] = []
@@ -372,6 +441,12 @@ def _walk_python(
         if settle and it and it % settle == 0:
             visits = [*sorted((ch.visits for ch in root.children.values()), reverse=True), 0, 0]
             if visits[0] - visits[1] > iterations - it:
+                break
+            if (
+                confidence > 0.0
+                and it >= min_walks
+                and settled_by_confidence(root, squares, confidence, tolerance)
+            ):
                 break
         if stop is not None and it and it % batch == 0 and stop():
             break
@@ -444,6 +519,9 @@ def _walk_python(
             if shooter == me and root_card >= 0:
                 own_moons[root_card] = own_moons.get(root_card, 0) + 1
         own_points += pts[me]
+        if path:
+            r = pts[path[0][1]] / 26.0
+            squares[root_card] = squares.get(root_card, 0.0) + r * r
         for n, mover in path:
             n.credit(-pts[mover] / 26.0)
     rows = [
