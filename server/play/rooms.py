@@ -70,13 +70,13 @@ def archive_of(state: RoomState, events: list[Event]) -> Archive | None:
     """The records a step produced for the archive of the room's game: each finished hand's,
     and the game's own record when the game ended (the store of record's outbox entry,
     ``server/league/archiving.py``)."""
-    records = {
-        f"{e.data['hand']}:{ARCHIVED_EVENTS[e.type]}": pack(e.data)
-        for e in events
-        if e.type in ARCHIVED_EVENTS
-    }
-    if any(e.type == "game_over" for e in events):
-        records[GAME_RECORD] = pack(game_value(state))
+    records: dict[str, bytes] = {}
+    for e in events:  # one pass: every commit of every card comes through here
+        kind = ARCHIVED_EVENTS.get(e.type)
+        if kind is not None:
+            records[f"{e.data['hand']}:{kind}"] = pack(e.data)
+        elif e.type == "game_over":
+            records[GAME_RECORD] = pack(game_value(state))
     return Archive(state.game_id, records) if records else None
 
 
@@ -230,8 +230,9 @@ class RoomService:
         deadline = next_deadline(new)
         # A room lives while in play and while its outbox holds a game; then it may lapse.
         ttl = None if new.status == "playing" or new.unarchived else self.retention
-        before, after = _players(actor.state), _players(new)
-        if before != after:  # the players' index: a room is added before, taken out after
+        changed = _seating_changed(actor.state, new)
+        before, after = (_players(actor.state), _players(new)) if changed else ((), ())
+        if changed:  # the players' index: a room is added before, taken out after
             joined = [p for p in after if p is not None and p not in before]
             try:
                 if joined:
@@ -263,7 +264,7 @@ class RoomService:
             self.on_commit(actor.room_id, deadline)
         if self.on_events is not None:
             self.on_events(actor.room_id, first, events)
-        if before != after:
+        if changed:
             await self._unseated(actor.room_id, [p for p in before if p and p not in after])
         return True
 
@@ -414,6 +415,17 @@ class RoomService:
             log.info("room %s: pushes sent, not yet confirmed (%s)", room_id, e.code)
         except Exception:
             log.warning("room %s: pushes failed; offered again later", room_id, exc_info=True)
+
+
+def _seating_changed(old: RoomState | None, new: RoomState) -> bool:
+    """Whether a seat's player differs (a step shares every seat it does not change, so most
+    commits answer by identity alone)."""
+    if old is None:
+        return True
+    for a, b in zip(old.seats, new.seats, strict=True):
+        if a is not b and (a is None or b is None or a.player != b.player):
+            return True
+    return False
 
 
 def _players(state: RoomState | None) -> tuple[str | None, ...]:
