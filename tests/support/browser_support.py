@@ -155,11 +155,24 @@ def click_card(card: Any) -> None:
     hand is one row, each card partly under the next). The mouse goes where a player's would,
     after checking that nothing else is on top there (Playwright's own retries would scroll)."""
     card.wait_for(state="visible")
-    box = card.bounding_box()
-    assert box is not None
-    x, y = box["x"] + 6, box["y"] + box["height"] / 2
-    on_top = card.evaluate("(el, [x, y]) => el.contains(document.elementFromPoint(x, y))", [x, y])
-    assert on_top, f"something covers {card.get_attribute('data-card')} at {x:.0f},{y:.0f}"
+    ends = time.monotonic() + 3.0
+    while True:  # a hand that is still settling (a card leaving, a trick sweeping) takes no click
+        box = card.bounding_box()
+        assert box is not None
+        x, y = box["x"] + 6, box["y"] + box["height"] / 2
+        on_top = card.evaluate(
+            "(el, [x, y]) => el.contains(document.elementFromPoint(x, y))", [x, y]
+        )
+        if on_top or time.monotonic() > ends:
+            break
+        card.page.wait_for_timeout(50)
+    if not on_top:  # name what covers it: the failure then says what to fix
+        cover = card.evaluate(
+            "(el, [x, y]) => { const c = document.elementFromPoint(x, y);"
+            " return c ? c.outerHTML.slice(0, 200) : 'nothing'; }",
+            [x, y],
+        )
+        raise AssertionError(f"{cover} covers {card.get_attribute('data-card')} at {x:.0f},{y:.0f}")
     card.page.mouse.click(x, y)
 
 
